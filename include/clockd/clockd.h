@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libclockd: time from the clockd daemon, read from a shared page with no
+ * system call.
+ *
+ * Error convention (the POSIX one, as clock_gettime(2)): functions returning
+ * int return 0 on success and -1 with errno set on failure. Functions that
+ * return a value (jiffies, HZ, a timespec) return 0 (or a zero timespec) on
+ * failure and set errno; callers that must tell a real 0 from a failure set
+ * errno to 0 before the call. Success never changes errno.
+ *
+ * errno values used throughout:
+ *   EINVAL  unknown clock id (not a clockd clock, and the kernel refused it)
+ *   EFAULT  a NULL pointer where a result was to be stored
+ *   ENOENT  no time page at the page path: the daemon never ran there
+ *   EACCES  the page exists but this process may not read it
+ *   EPROTO  the file is not a clockd page of this ABI (bad magic, ABI
+ *           version, size, or a truncated file)
+ *   ESTALE  the daemon that wrote the page is gone (exited or killed) or has
+ *           not updated it within its stale limit (page->stale_ns)
+ *
+ * Fallback: after clockd_set_fallback(1), a read that would fail with
+ * ENOENT, EACCES, EPROTO or ESTALE instead returns the kernel's clock of the
+ * same kind (CLOCKD_MONOTONIC -> CLOCK_MONOTONIC, ...) and succeeds;
+ * clockd_status() still tells the truth.
+ *
+ * Instance: the page path is $CLOCKD_SHM if set, else CLOCKD_DEFAULT_PAGE. It
+ * is read once, at the first call of any function here (lazy, thread-safe
+ * initialisation; no explicit init is needed).
+ *
+ * Thread safety: every function may be called from any thread at any time.
+ *
+ * Ordering: the fine clocks read the counter with an ordered read (lfence;
+ * rdtsc on x86). A value read by one thread, then by another thread after
+ * the two synchronised (a mutex, an atomic with acquire/release), is never
+ * earlier than the first.
+ */
+#ifndef CLOCKD_CLOCKD_H
+#define CLOCKD_CLOCKD_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLOCKD_DEFAULT_PAGE "/run/clockd/page"
+
+/*
+ * clockd clock ids. The kernel's static clock ids are small non-negative
+ * numbers (below MAX_CLOCKS, 16 in Linux 6.x) and its CPU-time and dynamic
+ * (fd) clock ids are negative; these sit far above both and the kernel
+ * refuses them with EINVAL, so they can never name a kernel clock.
+ */
+#define CLOCKD_CLOCK_BASE ((clockid_t)0x434b0000)
+#define CLOCKD_REALTIME ((clockid_t)(CLOCKD_CLOCK_BASE + 0))
+#define CLOCKD_MONOTONIC ((clockid_t)(CLOCKD_CLOCK_BASE + 1))
+#define CLOCKD_MONOTONIC_RAW ((clockid_t)(CLOCKD_CLOCK_BASE + 2))
+#define CLOCKD_REALTIME_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 3))
+#define CLOCKD_MONOTONIC_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 4))
+#define CLOCKD_CLOCK_COUNT 5
+
+/*
+ * Read clock @id into *@ts. A clockd id reads the page; any other id is
+ * passed to the kernel's clock_gettime() unchanged (so this is a drop-in
+ * replacement). The fine clocks (REALTIME, MONOTONIC, MONOTONIC_RAW) have
+ * nanosecond resolution when this CPU may read the daemon's counter, tick
+ * resolution otherwise. The coarse clocks are the values of the last tick.
+ */
+int clockd_clock_gettime(clockid_t id, struct timespec *ts);
+
+/* Resolution of clock @id: 1 ns for a fine clock read from the counter, the
+ * tick period (rounded up) otherwise. Kernel ids pass through. @res may be
+ * NULL (then only the id is checked), as in clock_getres(2). */
+int clockd_clock_getres(clockid_t id, struct timespec *res);
+
+/* The 64-bit tick count, the kernel's get_jiffies_64(). */
+uint64_t clockd_get_jiffies_64(void);
+/* Its low 32 bits, the kernel's jiffies (wraps; compare with time_after). */
+uint32_t clockd_jiffies(void);
+/* Ticks per second of the running daemon. */
+unsigned int clockd_hz(void);
+/* xtime: CLOCKD_REALTIME at the last tick, the kernel's current_kernel_time(). */
+struct timespec clockd_current_kernel_time(void);
+
+/* Jiffies conversions at the daemon's HZ. To a duration they round down;
+ * from a duration they round up, so a timeout is never shorter than asked
+ * (the kernel's msecs_to_jiffies). Results saturate at UINT64_MAX. */
+uint64_t clockd_jiffies_to_msecs(uint64_t j);
+uint64_t clockd_jiffies_to_usecs(uint64_t j);
+uint64_t clockd_jiffies_to_nsecs(uint64_t j);
+uint64_t clockd_msecs_to_jiffies(uint64_t ms);
+uint64_t clockd_usecs_to_jiffies(uint64_t us);
+uint64_t clockd_nsecs_to_jiffies(uint64_t ns);
+
+/* Wrap-safe comparisons, as the kernel's time_after() family: true when a
+ * is after b, assuming they are less than half the counter's range apart. */
+static inline int clockd_time_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(b - a) < 0;
+}
+static inline int clockd_time_before(uint32_t a, uint32_t b)
+{
+	return clockd_time_after(b, a);
+}
+static inline int clockd_time_after_eq(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+static inline int clockd_time_before_eq(uint32_t a, uint32_t b)
+{
+	return clockd_time_after_eq(b, a);
+}
+static inline int clockd_time_after64(uint64_t a, uint64_t b)
+{
+	return (int64_t)(b - a) < 0;
+}
+static inline int clockd_time_before64(uint64_t a, uint64_t b)
+{
+	return clockd_time_after64(b, a);
+}
+static inline int clockd_time_after_eq64(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) >= 0;
+}
+static inline int clockd_time_before_eq64(uint64_t a, uint64_t b)
+{
+	return clockd_time_after_eq64(b, a);
+}
+
+/* What clockd_status() finds. */
+enum clockd_state {
+	CLOCKD_STATE_ABSENT = 0, /* no page, or not readable (see errno_hint) */
+	CLOCKD_STATE_LIVE = 1,   /* a daemon owns the page and updates it */
+	CLOCKD_STATE_STALE = 2,  /* the daemon is alive but silent */
+	CLOCKD_STATE_GONE = 3,   /* the daemon exited or died */
+};
+
+/*
+ * A snapshot of the page for tools (clockctl) and monitoring. Fixed-width
+ * fields; new fields are added only at the end, and callers pass
+ * sizeof(struct clockd_status) so an old caller keeps working.
+ */
+struct clockd_status {
+	uint32_t state;      /* enum clockd_state */
+	int32_t errno_hint;  /* for ABSENT/STALE/GONE: the errno a read gets */
+	uint32_t hz;
+	uint32_t flags;      /* CLOCKD_PAGE_* from <clockd/page.h> */
+	uint64_t generation; /* daemon starts on this page */
+	uint32_t pid;        /* daemon process id as it wrote it */
+	uint32_t vclock_mode; /* CLOCKD_VCLOCK_* */
+	uint64_t jiffies_64;
+	int64_t xtime_sec;
+	int64_t xtime_nsec;
+	int64_t mono_ns;     /* CLOCKD_MONOTONIC now (ns) */
+	int64_t uptime_ns;   /* since this daemon started */
+	int64_t age_ns;      /* since the last update, kernel CLOCK_MONOTONIC */
+	uint64_t stale_ns;   /* the page's stale limit */
+	uint64_t initial_jiffies;
+	int64_t freq_ppb;
+	int64_t offset_ns;
+	char source[32];
+	char tick[32];
+	char page_path[256];
+};
+
+/* Fill *@st (of @size bytes, pass sizeof(*st)). Returns 0 whenever it could
+ * look, including for ABSENT/STALE/GONE states; -1 with EFAULT/EINVAL for a
+ * NULL @st or a @size smaller than the first version of the struct. */
+int clockd_status(struct clockd_status *st, size_t size);
+
+/* Enable (1) or disable (0) the kernel-clock fallback described at the top
+ * of this file. Returns the previous setting, or -1 with EINVAL. Default:
+ * disabled, or enabled when $CLOCKD_FALLBACK is "kernel". */
+int clockd_set_fallback(int enable);
+
+/* The library's version string, e.g. "0.1.0". */
+const char *clockd_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLOCKD_CLOCKD_H */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The clockd time page: the shared-memory ABI between the daemon (the only
+ * writer) and every client (readers, mapping it read-only).
+ *
+ * Rules this layout keeps, because a 32-bit client and a 64-bit daemon must
+ * agree byte for byte:
+ *  - fixed-width fields only (no time_t, long, int, pointers, volatile);
+ *  - every 8-byte field sits at a multiple of 8 with explicit padding, so the
+ *    i386 ABI (4-byte alignment of 64-bit members) gives the same offsets;
+ *  - every offset and the size are checked by _Static_assert below;
+ *  - the file is CLOCKD_PAGE_SIZE bytes, created once and never shrunk.
+ *
+ * Most programs should not read this directly: use <clockd/clockd.h>.
+ *
+ * Consistency: the time data is kept twice (data[0], data[1]) under one
+ * sequence count, the kernel's "latch" (include/linux/seqlock.h,
+ * raw_write_seqcount_latch). The writer bumps seq, rewrites the copy readers
+ * are no longer directed to, bumps seq again, rewrites the other. A reader:
+ *
+ *     do {
+ *         s = load_acquire(&page->seq);
+ *         d = &page->data[s & 1];
+ *         ... relaxed loads of *d ...
+ *         atomic_thread_fence(acquire);
+ *     } while (load_relaxed(&page->seq) != s);
+ *
+ * Readers never wait for the writer, and a writer killed at any point leaves
+ * the copy that seq designates complete.
+ *
+ * Writer liveness: writer_lock holds a robust, process-shared futex word
+ * owned by the daemon for its whole life (the kernel's robust-futex ABI,
+ * Documentation/locking/robust-futex-ABI.rst). Its low 30 bits are the
+ * owner's thread id; when the daemon dies, however it dies, the kernel sets
+ * bit 30 (CLOCKD_PAGE_OWNER_DIED). Readers load the first 32-bit word only.
+ */
+#ifndef CLOCKD_PAGE_H
+#define CLOCKD_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLOCKD_PAGE_MAGIC 0x4b4c4343u /* "CCLK" in little-endian memory */
+#define CLOCKD_PAGE_ABI 1u
+#define CLOCKD_PAGE_SIZE 4096u
+
+/* page->flags (whole word read and written atomically) */
+#define CLOCKD_PAGE_RUNNING (1u << 0)  /* a daemon owns the page and ticks */
+#define CLOCKD_PAGE_SYNCED (1u << 1)   /* disciplined to a reference */
+#define CLOCKD_PAGE_FAULT (1u << 2)    /* the daemon's source reports a fault */
+#define CLOCKD_PAGE_STOPPING (1u << 3) /* the daemon is shutting down cleanly */
+
+/* writer_lock word */
+#define CLOCKD_PAGE_OWNER_TID_MASK 0x3fffffffu
+#define CLOCKD_PAGE_OWNER_DIED 0x40000000u
+
+/* data.vclock_mode: how a client may read the counter itself */
+#define CLOCKD_VCLOCK_NONE 0u  /* it cannot: tick resolution only */
+#define CLOCKD_VCLOCK_TSC 1u   /* x86 TSC, read as lfence; rdtsc */
+#define CLOCKD_VCLOCK_POSIX 2u /* clock_gettime(vclock_clockid) in ns */
+
+/*
+ * One copy of the time data: 192 bytes, three cache lines. The first line
+ * holds everything the fine CLOCKD_MONOTONIC read needs; the second the
+ * coarse clocks and jiffies.
+ *
+ * Time at counter value c, for a clock with base (sec, snsec):
+ *     ns = snsec + ((c - cycle_last) & mask) * mult;   (units: ns << shift)
+ *     time = sec + (ns >> shift) / 1e9 s, (ns >> shift) % 1e9 ns
+ * valid while ((c - cycle_last) & mask) <= max_cycles; beyond it the page is
+ * stale (and the product could overflow). CLOCKD_MONOTONIC_RAW uses raw_mult,
+ * which discipline never changes.
+ */
+struct clockd_page_data {
+	uint32_t vclock_mode;
+	int32_t vclock_clockid; /* kernel clock id, CLOCKD_VCLOCK_POSIX only */
+	uint64_t cycle_last;    /* counter value of the last update */
+	uint64_t mask;          /* counter width mask */
+	uint64_t max_cycles;    /* freshness and overflow bound of a delta */
+	uint32_t mult;
+	uint32_t shift;
+	int64_t mono_sec; /* CLOCKD_MONOTONIC at cycle_last */
+	uint64_t mono_snsec;
+	int64_t real_sec; /* CLOCKD_REALTIME at cycle_last */
+	/* line 2 */
+	uint64_t real_snsec;
+	int64_t raw_sec; /* CLOCKD_MONOTONIC_RAW at cycle_last */
+	uint64_t raw_snsec;
+	uint32_t raw_mult;
+	uint32_t xtime_nsec;
+	int64_t xtime_sec; /* xtime: CLOCKD_REALTIME_COARSE */
+	int64_t coarse_mono_sec; /* CLOCKD_MONOTONIC_COARSE */
+	uint32_t coarse_mono_nsec;
+	uint32_t pad0;
+	uint64_t jiffies_64;
+	/* line 3 */
+	uint64_t kernel_mono_ns; /* kernel CLOCK_MONOTONIC when written */
+	int64_t offset_ns;       /* last offset to the reference (discipline) */
+	int64_t freq_ppb;        /* applied frequency correction, ppb */
+	uint64_t error_bound_ns; /* estimated maximum error, 0 = unknown */
+	uint64_t reserved[4];
+};
+
+struct clockd_page {
+	/* 0: header, written when a daemon starts */
+	uint32_t magic;
+	uint32_t abi_version;
+	uint32_t size;
+	uint32_t hz;
+	uint64_t generation; /* bumped at every daemon start */
+	uint32_t flags;      /* CLOCKD_PAGE_* */
+	uint32_t tick_ns;    /* tick period in ns, rounded up */
+	uint64_t stale_ns;   /* a reader calls the page stale after this */
+	int64_t start_mono_ns;    /* CLOCKD_MONOTONIC when this daemon started */
+	uint64_t jiffies_base;    /* jiffies_64 at jiffies_epoch_ns */
+	int64_t jiffies_epoch_ns; /* CLOCKD_MONOTONIC of tick 0 (ns) */
+	uint64_t initial_jiffies; /* jiffies_64 of the page's first start */
+	uint8_t boot_id[16];      /* kernel boot id of the writing daemon */
+	char source[32];          /* clocksource name, NUL-terminated */
+	char tick[32];            /* tick device name, NUL-terminated */
+	uint32_t pid;             /* the daemon's process id (informative) */
+	uint32_t pad0;
+	uint64_t reserved0[12];
+	/* 256: latch sequence and writer liveness, one cache line */
+	uint32_t seq;
+	uint32_t pad1;
+	uint8_t writer_lock[56]; /* first 32-bit word: owner futex word */
+	/* 320: the two copies */
+	struct clockd_page_data data[2];
+	uint8_t reserved1[CLOCKD_PAGE_SIZE - 704];
+};
+
+#define CLOCKD_PAGE_ASSERT_OFF(type, field, off)                               \
+	_Static_assert(offsetof(struct type, field) == (off),                  \
+		       "clockd page ABI: " #type "." #field)
+
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, vclock_mode, 0);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, vclock_clockid, 4);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, cycle_last, 8);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, mask, 16);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, max_cycles, 24);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, mult, 32);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, shift, 36);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, mono_sec, 40);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, mono_snsec, 48);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, real_sec, 56);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, real_snsec, 64);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, raw_sec, 72);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, raw_snsec, 80);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, raw_mult, 88);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, xtime_nsec, 92);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, xtime_sec, 96);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, coarse_mono_sec, 104);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, coarse_mono_nsec, 112);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, pad0, 116);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, jiffies_64, 120);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, kernel_mono_ns, 128);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, offset_ns, 136);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, freq_ppb, 144);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, error_bound_ns, 152);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, reserved, 160);
+_Static_assert(sizeof(struct clockd_page_data) == 192, "clockd page ABI: data size");
+
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, magic, 0);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, abi_version, 4);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, size, 8);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, hz, 12);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, generation, 16);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, flags, 24);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, tick_ns, 28);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, stale_ns, 32);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, start_mono_ns, 40);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, jiffies_base, 48);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, jiffies_epoch_ns, 56);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, initial_jiffies, 64);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, boot_id, 72);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, source, 88);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, tick, 120);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, pid, 152);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad0, 156);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 160);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 256);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad1, 260);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, writer_lock, 264);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, data, 320);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved1, 704);
+_Static_assert(sizeof(struct clockd_page) == CLOCKD_PAGE_SIZE, "clockd page ABI: size");
+
+#endif /* CLOCKD_PAGE_H */

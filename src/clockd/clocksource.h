@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Clocksources: free-running counters, the kernel's struct clocksource. One
+ * driver per file, listed in clocksource.c; adding a device is one file and
+ * one table entry.
+ */
+#ifndef CLOCKD_CLOCKSOURCE_H
+#define CLOCKD_CLOCKSOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shared/config.h"
+
+struct clocksource;
+
+struct clocksource_ops {
+	const char *name;
+	const char *descr;
+	/* Open the device and find its rate. 0 on success; -1 after logging
+	 * why (the caller may try the next source). */
+	int (*init)(struct clocksource *cs, const struct clockd_config *cfg);
+	/* The counter now. Called from the tick path only. */
+	uint64_t (*read)(struct clocksource *cs);
+	/* Optional: a better estimate of the rate, when one is due. Returns
+	 * true and sets *freq_hz when the estimate changed. */
+	bool (*refine)(struct clocksource *cs, uint64_t now, uint64_t *freq_hz);
+	void (*fini)(struct clocksource *cs);
+};
+
+struct clocksource {
+	const struct clocksource_ops *ops;
+	uint64_t freq_hz;       /* counter rate, cycles per second */
+	uint64_t mask;          /* counter width */
+	uint32_t vclock_mode;   /* CLOCKD_VCLOCK_*: can clients read it? */
+	int32_t vclock_clockid; /* for CLOCKD_VCLOCK_POSIX */
+	void *priv;             /* the driver's state */
+};
+
+extern const struct clocksource_ops clocksource_tsc;
+extern const struct clocksource_ops clocksource_posix;
+
+/* NULL-terminated table of every driver. */
+extern const struct clocksource_ops *const clocksource_drivers[];
+const struct clocksource_ops *clocksource_find(const char *name);
+
+/*
+ * Open the configured source. "auto" tries the table in order of
+ * preference (tsc, posix). Returns 0, or -1 after logging why.
+ */
+int clocksource_open(struct clocksource *cs, const struct clockd_config *cfg);
+void clocksource_close(struct clocksource *cs);
+
+#endif

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clockd/pagefile.h"
+#include "shared/latch.h"
+#include "shared/log.h"
+
+_Static_assert(sizeof(pthread_mutex_t) <= sizeof(((struct clockd_page *)0)->writer_lock),
+	       "the writer lock must fit its slot in the page");
+#ifdef __GLIBC__
+/* Readers look at the futex word only: glibc keeps it first. */
+_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0, "glibc mutex futex word at offset 0");
+#endif
+
+static pthread_mutex_t *writer_lock(struct clockd_page *pg)
+{
+	return (pthread_mutex_t *)(void *)pg->writer_lock;
+}
+
+static void read_boot_id(uint8_t id[16])
+{
+	char buf[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int n = 0;
+
+	memset(id, 0, 16);
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		for (char *p = buf; *p && n < 32; p++) {
+			int v;
+
+			if (*p >= '0' && *p <= '9') v = *p - '0';
+			else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
+			else continue;
+			id[n / 2] = (uint8_t)(id[n / 2] | (v << ((n % 2) ? 0 : 4)));
+			n++;
+		}
+	}
+	fclose(f);
+}
+
+static int map_fd(struct pagefile *pf)
+{
+	void *m = mmap(NULL, CLOCKD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, pf->fd, 0);
+
+	if (m == MAP_FAILED) {
+		log_warn("%s: mmap", pf->path);
+		return -1;
+	}
+	pf->pg = m;
+	return 0;
+}
+
+static int lock_fd(struct pagefile *pf)
+{
+	if (flock(pf->fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		log_warnx("%s: another clockd is running on this page", pf->path);
+	else
+		log_warn("%s: flock", pf->path);
+	return -1;
+}
+
+/* The directory of the page, created (0755) if it is missing. */
+static int make_dir(const char *path)
+{
+	char buf[256];
+	char *dir;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	dir = dirname(buf);
+	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+		return 0;
+	log_warn("%s: cannot create the page directory %s", path, dir);
+	return -1;
+}
+
+static int open_existing(struct pagefile *pf)
+{
+	struct stat st;
+
+	pf->fd = open(pf->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (pf->fd < 0) {
+		if (errno == ELOOP)
+			log_warnx("%s: is a symbolic link; refusing to follow it", pf->path);
+		else if (errno != ENOENT)
+			log_warn("%s: open", pf->path);
+		return -1;
+	}
+	if (fstat(pf->fd, &st) < 0) {
+		log_warn("%s: fstat", pf->path);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		log_warnx("%s: not a regular file with one link; refusing it", pf->path);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_warnx("%s: owned by uid %u or writable by others (mode %03o); refusing it",
+			  pf->path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		return -1;
+	}
+	if (st.st_size != CLOCKD_PAGE_SIZE) {
+		log_warnx("%s: size %lld is not a clockd page's (%u); remove it to start afresh",
+			  pf->path, (long long)st.st_size, CLOCKD_PAGE_SIZE);
+		return -1;
+	}
+	if (lock_fd(pf) < 0 || map_fd(pf) < 0)
+		return -1;
+	if (pf->pg->magic != CLOCKD_PAGE_MAGIC || pf->pg->abi_version != CLOCKD_PAGE_ABI ||
+	    pf->pg->size != CLOCKD_PAGE_SIZE) {
+		log_warnx("%s: not a clockd page of ABI %u (magic %#x, ABI %u); remove it to start afresh",
+			  pf->path, CLOCKD_PAGE_ABI, pf->pg->magic, pf->pg->abi_version);
+		return -1;
+	}
+	pf->reused = true;
+	latch_snapshot(pf->pg, &pf->prev);
+	memcpy(&pf->prev_header, pf->pg, offsetof(struct clockd_page, seq));
+	pf->same_boot = memcmp(pf->prev_header.boot_id, pf->boot_id, 16) == 0;
+	return 0;
+}
+
+/* Create, initialise and rename into place. 1 if the path appeared
+ * meanwhile (open it instead), 0 done, -1 error. */
+static int create_new(struct pagefile *pf)
+{
+	char tmp[272];
+	int r;
+
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", pf->path);
+	pf->fd = mkostemp(tmp, O_CLOEXEC);
+	if (pf->fd < 0) {
+		log_warn("%s: cannot create", tmp);
+		return -1;
+	}
+	if (fchmod(pf->fd, 0644) < 0 || ftruncate(pf->fd, CLOCKD_PAGE_SIZE) < 0) {
+		log_warn("%s: cannot size the page", tmp);
+		goto err_unlink;
+	}
+	if (lock_fd(pf) < 0 || map_fd(pf) < 0)
+		goto err_unlink;
+	pf->pg->magic = CLOCKD_PAGE_MAGIC;
+	pf->pg->abi_version = CLOCKD_PAGE_ABI;
+	pf->pg->size = CLOCKD_PAGE_SIZE;
+	r = renameat2(AT_FDCWD, tmp, AT_FDCWD, pf->path, RENAME_NOREPLACE);
+	if (r == 0)
+		return 0;
+	if (errno == EEXIST) {
+		unlink(tmp);
+		munmap(pf->pg, CLOCKD_PAGE_SIZE);
+		pf->pg = NULL;
+		close(pf->fd);
+		pf->fd = -1;
+		return 1;
+	}
+	log_warn("%s: cannot rename into place", pf->path);
+err_unlink:
+	unlink(tmp);
+	return -1;
+}
+
+int pagefile_open(struct pagefile *pf, const char *path)
+{
+	int r;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->fd = -1;
+	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	read_boot_id(pf->boot_id);
+	if (make_dir(path) < 0)
+		return -1;
+	for (int tries = 0; tries < 3; tries++) {
+		if (open_existing(pf) == 0)
+			return 0;
+		if (pf->fd >= 0 || errno != ENOENT)
+			return -1;
+		r = create_new(pf);
+		if (r <= 0)
+			return r;
+	}
+	log_warnx("%s: the page keeps appearing and vanishing; giving up", path);
+	return -1;
+}
+
+int pagefile_take(struct pagefile *pf)
+{
+	pthread_mutexattr_t attr;
+	int r;
+
+	/* The previous owner, if any, is dead (we hold the flock), so the
+	 * mutex is re-initialised rather than recovered. */
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(writer_lock(pf->pg), &attr);
+	pthread_mutexattr_destroy(&attr);
+	if (r == 0)
+		r = pthread_mutex_lock(writer_lock(pf->pg));
+	if (r != 0) {
+		errno = r;
+		log_warn("%s: cannot take the writer lock", pf->path);
+		return -1;
+	}
+	__atomic_store_n(&pf->pg->flags, CLOCKD_PAGE_RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void pagefile_release(struct pagefile *pf)
+{
+	if (!pf->pg)
+		return;
+	__atomic_store_n(&pf->pg->flags, CLOCKD_PAGE_STOPPING, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(writer_lock(pf->pg));
+}
+
+void pagefile_close(struct pagefile *pf)
+{
+	if (pf->pg)
+		munmap(pf->pg, CLOCKD_PAGE_SIZE);
+	if (pf->fd >= 0)
+		close(pf->fd);
+	pf->pg = NULL;
+	pf->fd = -1;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+#include <unistd.h>
+
+#include "clockd/timekeeper.h"
+#include "shared/latch.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+/* A rate change that slows the clock pivots this far ahead of the update
+ * (see tk_set_rate), in ns of counter time: a reader still using the old
+ * rate up to this long after the daemon read the counter never sees time
+ * go back. Publishing takes well under a microsecond. */
+#define RATE_PIVOT_NS 1000000ull
+
+static uint64_t one_sec(const struct timekeeper *tk)
+{
+	return NSEC_PER_SEC << tk->shift;
+}
+
+static void base_add(struct timekeeper *tk, struct tk_base *b, unsigned __int128 sns)
+{
+	unsigned __int128 v = (unsigned __int128)b->snsec + sns;
+
+	b->sec += (int64_t)(v / one_sec(tk));
+	b->snsec = (uint64_t)(v % one_sec(tk));
+}
+
+static int64_t base_ns(const struct timekeeper *tk, const struct tk_base *b)
+{
+	return b->sec * (int64_t)NSEC_PER_SEC + (int64_t)(b->snsec >> tk->shift);
+}
+
+static void base_set_ns(struct timekeeper *tk, struct tk_base *b, int64_t ns)
+{
+	struct timespec ts = ns_to_ts(ns);
+
+	b->sec = ts.tv_sec;
+	b->snsec = (uint64_t)ts.tv_nsec << tk->shift;
+}
+
+int64_t tk_mono_ns(const struct timekeeper *tk)
+{
+	return base_ns(tk, &tk->mono);
+}
+
+static uint32_t rate_mult(const struct timekeeper *tk, uint64_t freq_hz)
+{
+	return (uint32_t)((((unsigned __int128)NSEC_PER_SEC << tk->shift) + freq_hz / 2) / freq_hz);
+}
+
+/*
+ * Change the counter rate at cycle_last. A reader that read the counter
+ * just after our update but still used the old copy computed with the old
+ * mult; if the new mult is smaller, the new line would fall below the old
+ * one for such a read. Pivoting the new line RATE_PIVOT_NS ahead (adding
+ * the difference the old rate gains over that span) keeps every published
+ * line at or above the last for counter values up to the pivot.
+ */
+static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
+{
+	uint32_t m = rate_mult(tk, freq_hz);
+	uint64_t pivot = (uint64_t)((unsigned __int128)RATE_PIVOT_NS * freq_hz / NSEC_PER_SEC);
+
+	if (m < tk->mult) {
+		unsigned __int128 gain = (unsigned __int128)pivot * (tk->mult - m);
+
+		base_add(tk, &tk->mono, gain);
+		base_add(tk, &tk->real, gain);
+	}
+	if (m < tk->raw_mult)
+		base_add(tk, &tk->raw, (unsigned __int128)pivot * (tk->raw_mult - m));
+	tk->mult = m;
+	tk->raw_mult = m;
+	tk->cs->freq_hz = freq_hz;
+	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * freq_hz / NSEC_PER_SEC);
+}
+
+static void tk_publish(struct timekeeper *tk)
+{
+	struct clockd_page_data d = {
+		.vclock_mode = tk->cs->vclock_mode,
+		.vclock_clockid = tk->cs->vclock_clockid,
+		.cycle_last = tk->cycle_last,
+		.mask = tk->cs->mask,
+		.max_cycles = tk->max_cycles,
+		.mult = tk->mult,
+		.shift = tk->shift,
+		.mono_sec = tk->mono.sec,
+		.mono_snsec = tk->mono.snsec,
+		.real_sec = tk->real.sec,
+		.real_snsec = tk->real.snsec,
+		.raw_sec = tk->raw.sec,
+		.raw_snsec = tk->raw.snsec,
+		.raw_mult = tk->raw_mult,
+		.xtime_sec = tk->real.sec,
+		.xtime_nsec = (uint32_t)(tk->real.snsec >> tk->shift),
+		.coarse_mono_sec = tk->mono.sec,
+		.coarse_mono_nsec = (uint32_t)(tk->mono.snsec >> tk->shift),
+		.jiffies_64 = tk->jiffies,
+		.kernel_mono_ns = (uint64_t)tk->kernel_mono_ns,
+	};
+
+	latch_publish(tk->pg, &d);
+}
+
+static void tk_compute_jiffies(struct timekeeper *tk)
+{
+	int64_t since = tk_mono_ns(tk) - tk->jiffies_epoch_ns;
+
+	tk->jiffies = tk->jiffies_base + tick_index(since > 0 ? (uint64_t)since : 0, tk->hz);
+}
+
+/* Where the clocks start: fresh from the kernel, or continuing a page. */
+static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const struct clockd_config *cfg)
+{
+	const struct clockd_page *old = &pf->prev_header;
+	int64_t kmono = tk->kernel_mono_ns;
+	int64_t mono = kmono;
+
+	base_set_ns(tk, &tk->real, tk->kernel_real_ns);
+	base_set_ns(tk, &tk->raw, tk->kernel_raw_ns);
+	tk->pg->initial_jiffies = initial_jiffies_for(tk->hz, cfg->jiffies_wrap_after);
+	tk->jiffies_base = tk->pg->initial_jiffies;
+	tk->pg->generation = 1;
+	if (pf->reused) {
+		const struct clockd_page_data *p = &pf->prev;
+		int64_t old_mono = p->mono_sec * (int64_t)NSEC_PER_SEC + (int64_t)(p->mono_snsec >> p->shift);
+		int64_t old_raw = p->raw_sec * (int64_t)NSEC_PER_SEC + (int64_t)(p->raw_snsec >> p->shift);
+		int64_t gap = kmono - (int64_t)p->kernel_mono_ns;
+
+		/* Readers extrapolate from the last update for at most
+		 * stale_ns (then they report ESTALE), at a rate within 0.1 %
+		 * of the kernel's: that much margin keeps every value they
+		 * saw behind the new start. */
+		if (!pf->same_boot || gap < 0)
+			gap = (int64_t)old->stale_ns;
+		gap += (gap < (int64_t)old->stale_ns ? gap : (int64_t)old->stale_ns) / 1000 + 1000;
+		mono = old_mono + gap;
+		base_set_ns(tk, &tk->raw, old_raw + gap);
+		tk->pg->generation = old->generation + 1;
+		tk->pg->initial_jiffies = old->initial_jiffies;
+		if (old->hz == tk->hz && pf->same_boot) {
+			tk->jiffies_base = old->jiffies_base;
+			tk->jiffies_epoch_ns = old->jiffies_epoch_ns;
+		} else {
+			tk->jiffies_base = p->jiffies_64 + 1;
+			tk->jiffies_epoch_ns = mono;
+		}
+		log_info("continuing page generation %llu: monotonic +%lld ns after the last update, jiffies %llu",
+			 (unsigned long long)old->generation, (long long)gap,
+			 (unsigned long long)p->jiffies_64);
+	} else {
+		tk->jiffies_epoch_ns = mono;
+	}
+	base_set_ns(tk, &tk->mono, mono);
+}
+
+int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
+	    const struct clockd_config *cfg, const char *tick_name)
+{
+	uint64_t overflow_cycles;
+	struct clockd_page *pg = pf->pg;
+
+	memset(tk, 0, sizeof(*tk));
+	tk->pg = pg;
+	tk->cs = cs;
+	tk->hz = cfg->hz;
+	tk->stale_ns = (uint64_t)cfg->stale_after_ms * 1000000;
+	if (tk->stale_ns < 3ull * tick_period_ns_ceil(tk->hz))
+		tk->stale_ns = 3ull * tick_period_ns_ceil(tk->hz);
+	/* mult/shift: exact to the last bit for a delta up to twice the
+	 * stale limit (at least 16 s); the daemon itself uses 128-bit
+	 * products, so a stalled daemon cannot overflow. */
+	overflow_cycles = (uint64_t)((unsigned __int128)(tk->stale_ns * 2 > 16 * NSEC_PER_SEC
+		? tk->stale_ns * 2 : 16 * NSEC_PER_SEC) * cs->freq_hz / NSEC_PER_SEC);
+	if (!calc_mult_shift(cs->freq_hz, overflow_cycles, &tk->mult, &tk->shift)) {
+		log_warnx("clocksource %s: no mult/shift for %llu Hz", cs->ops->name,
+			  (unsigned long long)cs->freq_hz);
+		return -1;
+	}
+	tk->raw_mult = tk->mult;
+	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
+
+	/* Sample the counter and the kernel's clocks as close together as
+	 * we can (the first calls fault in the vDSO data). */
+	for (int i = 0; i < 2; i++) {
+		tk->cycle_last = cs->ops->read(cs);
+		tk->kernel_mono_ns = kclock_ns(CLOCK_MONOTONIC);
+		tk->kernel_real_ns = kclock_ns(CLOCK_REALTIME);
+		tk->kernel_raw_ns = kclock_ns(CLOCK_MONOTONIC_RAW);
+	}
+	tk_start_epoch(tk, pf, cfg);
+	tk_compute_jiffies(tk);
+
+	pg->hz = tk->hz;
+	pg->tick_ns = tick_period_ns_ceil(tk->hz);
+	pg->stale_ns = tk->stale_ns;
+	pg->start_mono_ns = tk_mono_ns(tk);
+	pg->jiffies_base = tk->jiffies_base;
+	pg->jiffies_epoch_ns = tk->jiffies_epoch_ns;
+	memcpy(pg->boot_id, pf->boot_id, sizeof(pg->boot_id));
+	memset(pg->source, 0, sizeof(pg->source));
+	memset(pg->tick, 0, sizeof(pg->tick));
+	strncpy(pg->source, cs->ops->name, sizeof(pg->source) - 1);
+	strncpy(pg->tick, tick_name, sizeof(pg->tick) - 1);
+	pg->pid = (uint32_t)getpid();
+	tk_publish(tk);
+	return 0;
+}
+
+void tk_update(struct timekeeper *tk)
+{
+	struct clocksource *cs = tk->cs;
+	uint64_t now = cs->ops->read(cs);
+	uint64_t delta = (now - tk->cycle_last) & cs->mask;
+	uint64_t freq;
+
+	tk->kernel_mono_ns = kclock_ns(CLOCK_MONOTONIC);
+	if (cs->mask == UINT64_MAX && (int64_t)delta < 0) {
+		/* A counter behind our last read: keep time where it is. */
+		if (tk->backwards++ == 0)
+			log_warnx("clocksource %s went backwards by %llu cycles", cs->ops->name,
+				  (unsigned long long)-delta);
+		delta = 0;
+		now = tk->cycle_last;
+	}
+	base_add(tk, &tk->mono, (unsigned __int128)delta * tk->mult);
+	base_add(tk, &tk->real, (unsigned __int128)delta * tk->mult);
+	base_add(tk, &tk->raw, (unsigned __int128)delta * tk->raw_mult);
+	tk->cycle_last = now;
+	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
+		tk_set_rate(tk, freq);
+	tk_compute_jiffies(tk);
+	tk->updates++;
+	tk_publish(tk);
+}
+
+int64_t tk_next_tick_deadline(const struct timekeeper *tk)
+{
+	uint64_t k = tk->jiffies - tk->jiffies_base + 1;
+	int64_t target = tk->jiffies_epoch_ns + (int64_t)tick_offset_ns(k, tk->hz);
+
+	/* clockd and kernel monotonic run at nearly the same rate; a wake-up
+	 * a hair early just publishes the same tick and re-arms. */
+	return tk->kernel_mono_ns + (target - tk_mono_ns(tk));
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The timekeeper (kernel/time/timekeeping.c): turns counter cycles into
+ * ns with mult/shift, keeps CLOCKD_MONOTONIC, _REALTIME, _MONOTONIC_RAW,
+ * jiffies_64 and xtime, and publishes them on the page at every tick.
+ *
+ * Epoch continuity: a daemon that finds a previous daemon's page continues
+ * its clocks. Monotonic resumes at the old value plus the kernel's
+ * CLOCK_MONOTONIC time since the old page's last update (plus a 0.1 %
+ * margin that covers any rate difference, so no value a reader saw is ever
+ * repeated); jiffies_64 is a function of monotonic time, so it continues
+ * too. A different HZ, or a page from another boot, starts a new jiffies
+ * epoch at the next tick number.
+ */
+#ifndef CLOCKD_TIMEKEEPER_H
+#define CLOCKD_TIMEKEEPER_H
+
+#include <stdint.h>
+
+#include "clockd/clocksource.h"
+#include "clockd/pagefile.h"
+#include "shared/config.h"
+
+struct tk_base {
+	int64_t sec;
+	uint64_t snsec; /* ns << shift, below 1e9 << shift */
+};
+
+struct timekeeper {
+	struct clockd_page *pg;
+	struct clocksource *cs;
+	uint32_t hz;
+	uint64_t cycle_last;
+	uint32_t mult, raw_mult, shift;
+	uint64_t max_cycles;     /* stale limit in cycles (for readers) */
+	uint64_t stale_ns;
+	struct tk_base mono, real, raw;
+	uint64_t jiffies_base;   /* jiffies_64 at tick 0 of this epoch */
+	int64_t jiffies_epoch_ns; /* monotonic ns of tick 0 */
+	uint64_t jiffies;
+	int64_t kernel_mono_ns;  /* kernel CLOCK_MONOTONIC at the last update */
+	int64_t kernel_real_ns, kernel_raw_ns; /* at start only */
+	uint64_t updates;
+	uint64_t backwards;      /* counter reads behind cycle_last */
+};
+
+/* Set up from @pf (continuing a reused page) and publish the first state.
+ * Returns 0, or -1 after logging. */
+int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
+	    const struct clockd_config *cfg, const char *tick_name);
+/* Read the counter, advance every clock, publish. */
+void tk_update(struct timekeeper *tk);
+/* CLOCKD_MONOTONIC at the last update, ns. */
+int64_t tk_mono_ns(const struct timekeeper *tk);
+/* Kernel CLOCK_MONOTONIC deadline of the next tick, ns. */
+int64_t tk_next_tick_deadline(const struct timekeeper *tk);
+
+#endif

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The read paths: clockd_clock_gettime() and friends. These are the hot
+ * functions; they make no system call when the page is live and the CPU may
+ * read the daemon's counter.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "libclockd/internal.h"
+#include "shared/latch.h"
+#include "shared/tickmath.h"
+#include "shared/tsc.h"
+
+
+
+int lib_fallback;
+
+enum fine_clock { FINE_MONO, FINE_REAL, FINE_RAW };
+
+static __thread uint32_t coarse_budget __attribute__((tls_model("initial-exec")));
+
+clockid_t lib_kernel_equivalent(clockid_t id)
+{
+	switch (id) {
+	case CLOCKD_REALTIME: return CLOCK_REALTIME;
+	case CLOCKD_MONOTONIC: return CLOCK_MONOTONIC;
+	case CLOCKD_MONOTONIC_RAW: return CLOCK_MONOTONIC_RAW;
+	case CLOCKD_REALTIME_COARSE: return CLOCK_REALTIME_COARSE;
+	case CLOCKD_MONOTONIC_COARSE: return CLOCK_MONOTONIC_COARSE;
+	default: return -1;
+	}
+}
+
+__attribute__((noinline)) int lib_read_failed(clockid_t id, struct timespec *ts, int err)
+{
+	if (err == ESTALE)
+		lib_page_gone();
+	if (__atomic_load_n(&lib_fallback, __ATOMIC_RELAXED) &&
+	    (err == ENOENT || err == EACCES || err == EPROTO || err == ESTALE))
+		return clock_gettime(lib_kernel_equivalent(id), ts);
+	errno = err;
+	return -1;
+}
+
+/* The counter as the client reads it; false if it cannot. */
+static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, int32_t clockid, uint64_t *c)
+{
+	if (__builtin_expect(mode == CLOCKD_VCLOCK_TSC, 1) && CLOCKD_HAVE_TSC) {
+		*c = rdtsc_ordered();
+		return true;
+	}
+	if (mode == CLOCKD_VCLOCK_POSIX) {
+		struct timespec ts;
+
+		if (clock_gettime(clockid, &ts) != 0)
+			return false;
+		*c = (uint64_t)ts_to_ns(&ts);
+		return true;
+	}
+	return false;
+}
+
+static int read_coarse(clockid_t id, struct timespec *ts);
+
+/* Fine clocks: base + (counter - cycle_last) * mult >> shift, as the vDSO. */
+static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fine_clock which,
+							   struct timespec *ts)
+{
+	const struct clockd_page *pg = lib_page();
+	const struct clockd_page_data *d;
+	uint64_t cycles, last, mask, maxc, snsec, delta;
+	uint32_t seq, mult, shift, ns;
+	int64_t sec;
+
+	if (__builtin_expect(!pg, 0))
+		return lib_read_failed(id, ts, errno);
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		d = &pg->data[seq & 1];
+		if (!read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid), &cycles))
+			return read_coarse(id == CLOCKD_REALTIME ? CLOCKD_REALTIME_COARSE
+								 : CLOCKD_MONOTONIC_COARSE, ts);
+		last = LOAD_RELAXED(&d->cycle_last);
+		mask = LOAD_RELAXED(&d->mask);
+		maxc = LOAD_RELAXED(&d->max_cycles);
+		shift = LOAD_RELAXED(&d->shift);
+		switch (which) {
+		case FINE_MONO:
+			mult = LOAD_RELAXED(&d->mult);
+			sec = LOAD_RELAXED(&d->mono_sec);
+			snsec = LOAD_RELAXED(&d->mono_snsec);
+			break;
+		case FINE_REAL:
+			mult = LOAD_RELAXED(&d->mult);
+			sec = LOAD_RELAXED(&d->real_sec);
+			snsec = LOAD_RELAXED(&d->real_snsec);
+			break;
+		default:
+			mult = LOAD_RELAXED(&d->raw_mult);
+			sec = LOAD_RELAXED(&d->raw_sec);
+			snsec = LOAD_RELAXED(&d->raw_snsec);
+			break;
+		}
+		/* Pairs with the writer's release fence (shared/latch.h). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+
+	delta = (cycles - last) & mask;
+	if (__builtin_expect(delta > maxc, 0)) {
+		/* A counter read a little behind cycle_last (another CPU's
+		 * TSC, by a few cycles) is "no time passed", as the vDSO
+		 * does; a large delta means nobody updated the page. */
+		if (delta <= (mask >> 1))
+			return lib_read_failed(id, ts, ESTALE);
+		delta = 0;
+	}
+	if (__builtin_expect(!lib_writer_alive(pg), 0))
+		return lib_read_failed(id, ts, ESTALE);
+	snsec = (snsec + delta * mult) >> shift;
+	/* snsec is below 1e9 + the stale limit: a few iterations at most. */
+	while (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
+		snsec -= NSEC_PER_SEC;
+		sec++;
+	}
+	ns = (uint32_t)snsec;
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)ns;
+	return 0;
+}
+
+/* The freshness check of the coarse path, taken one read in
+ * COARSE_CHECK_EVERY: has the daemon updated within its stale limit? */
+static __attribute__((noinline)) bool coarse_fresh(const struct clockd_page *pg)
+{
+	struct timespec now;
+	uint64_t stamp, seq;
+
+	coarse_budget = COARSE_CHECK_EVERY;
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		stamp = LOAD_RELAXED(&pg->data[seq & 1].kernel_mono_ns);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (LOAD_RELAXED(&pg->seq) != seq);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ts_to_ns(&now) - (int64_t)stamp <= (int64_t)LOAD_RELAXED(&pg->stale_ns);
+}
+
+static int read_coarse(clockid_t id, struct timespec *ts)
+{
+	const struct clockd_page *pg = lib_page();
+	const struct clockd_page_data *d;
+	uint32_t seq, nsec;
+	int64_t sec;
+
+	if (__builtin_expect(!pg, 0))
+		return lib_read_failed(id, ts, errno);
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		d = &pg->data[seq & 1];
+		if (id == CLOCKD_MONOTONIC_COARSE) {
+			sec = LOAD_RELAXED(&d->coarse_mono_sec);
+			nsec = LOAD_RELAXED(&d->coarse_mono_nsec);
+		} else {
+			sec = LOAD_RELAXED(&d->xtime_sec);
+			nsec = LOAD_RELAXED(&d->xtime_nsec);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+	if (__builtin_expect(!lib_writer_alive(pg), 0))
+		return lib_read_failed(id, ts, ESTALE);
+	if (__builtin_expect(--coarse_budget > COARSE_CHECK_EVERY, 0) && !coarse_fresh(pg))
+		return lib_read_failed(id, ts, ESTALE);
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)nsec;
+	return 0;
+}
+
+CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (__builtin_expect(ts == NULL, 0)) {
+		errno = EFAULT;
+		return -1;
+	}
+	switch (id) {
+	case CLOCKD_MONOTONIC:
+		return read_fine(id, FINE_MONO, ts);
+	case CLOCKD_REALTIME:
+		return read_fine(id, FINE_REAL, ts);
+	case CLOCKD_MONOTONIC_RAW:
+		return read_fine(id, FINE_RAW, ts);
+	case CLOCKD_MONOTONIC_COARSE:
+	case CLOCKD_REALTIME_COARSE:
+		return read_coarse(id, ts);
+	default:
+		return clock_gettime(id, ts);
+	}
+}
+
+CLOCKD_EXPORT int clockd_clock_getres(clockid_t id, struct timespec *res)
+{
+	const struct clockd_page *pg;
+	struct clockd_page_data d;
+	uint64_t ns;
+
+	if ((uint32_t)(id - CLOCKD_CLOCK_BASE) >= CLOCKD_CLOCK_COUNT)
+		return clock_getres(id, res);
+	pg = lib_page();
+	if (!pg) {
+		int err = errno;
+
+		if (__atomic_load_n(&lib_fallback, __ATOMIC_RELAXED) &&
+		    (err == ENOENT || err == EACCES || err == EPROTO))
+			return clock_getres(lib_kernel_equivalent(id), res);
+		errno = err;
+		return -1;
+	}
+	if (!res)
+		return 0;
+	latch_snapshot(pg, &d);
+	if (id == CLOCKD_MONOTONIC_COARSE || id == CLOCKD_REALTIME_COARSE ||
+	    d.vclock_mode == CLOCKD_VCLOCK_NONE || (d.vclock_mode == CLOCKD_VCLOCK_TSC && !CLOCKD_HAVE_TSC)) {
+		ns = LOAD_RELAXED(&pg->tick_ns);
+	} else {
+		uint32_t m = id == CLOCKD_MONOTONIC_RAW ? d.raw_mult : d.mult;
+
+		/* One counter step, rounded up, at least 1 ns. */
+		ns = ((uint64_t)m + (1ull << d.shift) - 1) >> d.shift;
+		if (ns == 0)
+			ns = 1;
+	}
+	*res = ns_to_ts((int64_t)ns);
+	return 0;
+}
+
+CLOCKD_EXPORT int clockd_set_fallback(int enable)
+{
+	if (enable != 0 && enable != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	(void)lib_page_path(); /* $CLOCKD_FALLBACK is read first, once */
+	return __atomic_exchange_n(&lib_fallback, enable, __ATOMIC_RELAXED);
+}
+
+CLOCKD_EXPORT const char *clockd_version(void)
+{
+	return PACKAGE_VERSION;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libclockd internals: the mapped page and the read paths. */
+#ifndef CLOCKD_LIB_INTERNAL_H
+#define CLOCKD_LIB_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <clockd/clockd.h>
+#include <clockd/page.h>
+
+#define CLOCKD_EXPORT __attribute__((visibility("default")))
+
+/* How often an absent or replaced page is looked for again, ns. */
+#define PAGE_RETRY_NS 10000000
+/* Coarse reads check the daemon's freshness against the kernel clock once
+ * every this many reads per thread (a dead daemon is caught on every read
+ * through the writer word; this catches a live but silent one). */
+#define COARSE_CHECK_EVERY 16
+
+extern const struct clockd_page *lib_page_ptr;
+
+/* The mapped page, or NULL with errno set (ENOENT, EACCES, EPROTO, ...). */
+const struct clockd_page *lib_page_open_slow(void);
+/* Called when a read found the writer gone: look for a replaced file. */
+void lib_page_gone(void);
+/* The path in use ($CLOCKD_SHM or the default). */
+const char *lib_page_path(void);
+
+static inline const struct clockd_page *lib_page(void)
+{
+	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(pg != NULL, 1))
+		return pg;
+	return lib_page_open_slow();
+}
+
+/* The daemon owning @pg is alive (robust futex word, see page.h). */
+static inline bool lib_writer_alive(const struct clockd_page *pg)
+{
+	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)pg->writer_lock, __ATOMIC_RELAXED);
+
+	return (w & CLOCKD_PAGE_OWNER_TID_MASK) != 0 && !(w & CLOCKD_PAGE_OWNER_DIED);
+}
+
+/* Kernel clock for a clockd clock id (the fallback), -1 if not one. */
+clockid_t lib_kernel_equivalent(clockid_t id);
+extern int lib_fallback;
+
+/* Fail a read of clockd clock @id with errno @err, or fall back. */
+int lib_read_failed(clockid_t id, struct timespec *ts, int err);
+
+#endif

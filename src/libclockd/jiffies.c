@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Jiffies, HZ and xtime: the kernel-flavoured reads. */
+#include <errno.h>
+
+#include "libclockd/internal.h"
+#include "shared/latch.h"
+#include "shared/tickmath.h"
+
+/* jiffies_64 of a live page; 0 with errno set otherwise. */
+CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
+{
+	const struct clockd_page *pg = lib_page();
+	uint64_t j;
+	uint32_t seq;
+
+	if (__builtin_expect(!pg, 0))
+		return 0;
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		j = LOAD_RELAXED(&pg->data[seq & 1].jiffies_64);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+	if (__builtin_expect(!lib_writer_alive(pg), 0)) {
+		lib_page_gone();
+		errno = ESTALE;
+		return 0;
+	}
+	return j;
+}
+
+CLOCKD_EXPORT uint32_t clockd_jiffies(void)
+{
+	return (uint32_t)clockd_get_jiffies_64();
+}
+
+CLOCKD_EXPORT unsigned int clockd_hz(void)
+{
+	const struct clockd_page *pg = lib_page();
+
+	return pg ? LOAD_RELAXED(&pg->hz) : 0;
+}
+
+CLOCKD_EXPORT struct timespec clockd_current_kernel_time(void)
+{
+	struct timespec ts;
+
+	if (clockd_clock_gettime(CLOCKD_REALTIME_COARSE, &ts) != 0) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = 0;
+	}
+	return ts;
+}
+
+static uint64_t sat64(unsigned __int128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+/* j ticks in units of 1/@per_sec s, rounded down. */
+static uint64_t jiffies_to(uint64_t j, uint64_t per_sec)
+{
+	unsigned int hz = clockd_hz();
+
+	if (!hz)
+		return 0;
+	return sat64((unsigned __int128)j * per_sec / hz);
+}
+
+/* @v units of 1/@per_sec s in ticks, rounded up. */
+static uint64_t to_jiffies(uint64_t v, uint64_t per_sec)
+{
+	unsigned int hz = clockd_hz();
+
+	if (!hz)
+		return 0;
+	return sat64(((unsigned __int128)v * hz + per_sec - 1) / per_sec);
+}
+
+CLOCKD_EXPORT uint64_t clockd_jiffies_to_msecs(uint64_t j) { return jiffies_to(j, 1000); }
+CLOCKD_EXPORT uint64_t clockd_jiffies_to_usecs(uint64_t j) { return jiffies_to(j, 1000000); }
+CLOCKD_EXPORT uint64_t clockd_jiffies_to_nsecs(uint64_t j) { return jiffies_to(j, NSEC_PER_SEC); }
+CLOCKD_EXPORT uint64_t clockd_msecs_to_jiffies(uint64_t ms) { return to_jiffies(ms, 1000); }
+CLOCKD_EXPORT uint64_t clockd_usecs_to_jiffies(uint64_t us) { return to_jiffies(us, 1000000); }
+CLOCKD_EXPORT uint64_t clockd_nsecs_to_jiffies(uint64_t ns) { return to_jiffies(ns, NSEC_PER_SEC); }

@@ -1,0 +1,22 @@
+# libclockd: the client library. Only symbols tagged CLOCKD_EXPORT and
+# listed in libclockd.sym are exported.
+lib_LTLIBRARIES += src/libclockd/libclockd.la
+clockdinclude_HEADERS += include/clockd/clockd.h include/clockd/page.h
+LIBCLOCKD_SOURCES = \
+	src/libclockd/internal.h \
+	src/libclockd/page.c \
+	src/libclockd/clock.c \
+	src/libclockd/jiffies.c \
+	src/libclockd/status.c \
+	src/shared/latch.c src/shared/latch.h \
+	src/shared/tickmath.c src/shared/tickmath.h \
+	src/shared/tsc.h
+src_libclockd_libclockd_la_SOURCES = $(LIBCLOCKD_SOURCES)
+src_libclockd_libclockd_la_LDFLAGS = \
+	-version-info $(LIBCLOCKD_VERSION_INFO) \
+	-Wl,--version-script=$(top_srcdir)/src/libclockd/libclockd.sym \
+	-Wl,--no-undefined
+src_libclockd_libclockd_la_LIBADD = -lpthread
+EXTRA_src_libclockd_libclockd_la_DEPENDENCIES = src/libclockd/libclockd.sym
+pkgconfig_DATA += src/libclockd/libclockd.pc
+EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in

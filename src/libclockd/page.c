@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Finding and mapping the time page. A mapping is never unmapped: another
+ * thread may be reading it at any moment, and a page is small. A page whose
+ * file was replaced (its daemon gone, a new file at the path) is superseded
+ * by a mapping of the new file; the old one stays mapped, unused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libclockd/internal.h"
+
+const struct clockd_page *lib_page_ptr;
+
+static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
+static char page_path[256];
+static bool page_path_set;
+static int64_t page_next_try;  /* kernel CLOCK_MONOTONIC_COARSE, ns */
+static int page_last_errno;
+static dev_t page_dev;
+static ino_t page_ino;
+
+static int64_t coarse_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void page_path_init(void)
+{
+	const char *env = getenv("CLOCKD_SHM");
+	const char *fb = getenv("CLOCKD_FALLBACK");
+
+	if (!env || !*env || strlen(env) >= sizeof(page_path))
+		env = CLOCKD_DEFAULT_PAGE;
+	strcpy(page_path, env);
+	if (fb && strcmp(fb, "kernel") == 0)
+		__atomic_store_n(&lib_fallback, 1, __ATOMIC_RELAXED);
+	page_path_set = true;
+}
+
+const char *lib_page_path(void)
+{
+	pthread_mutex_lock(&page_lock);
+	if (!page_path_set)
+		page_path_init();
+	pthread_mutex_unlock(&page_lock);
+	return page_path;
+}
+
+/* Map and validate the file at page_path. Returns the page or NULL with
+ * errno set. */
+static const struct clockd_page *page_map(struct stat *st)
+{
+	const struct clockd_page *pg;
+	void *map;
+	int fd, err;
+
+	fd = open(page_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, st) < 0) {
+		err = errno;
+		goto err_close;
+	}
+	if (!S_ISREG(st->st_mode) || st->st_size < (off_t)CLOCKD_PAGE_SIZE) {
+		err = EPROTO;
+		goto err_close;
+	}
+	map = mmap(NULL, CLOCKD_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		err = errno;
+		goto err_close;
+	}
+	close(fd);
+	pg = map;
+	if (pg->magic != CLOCKD_PAGE_MAGIC || pg->abi_version != CLOCKD_PAGE_ABI ||
+	    pg->size != CLOCKD_PAGE_SIZE) {
+		munmap(map, CLOCKD_PAGE_SIZE);
+		errno = EPROTO;
+		return NULL;
+	}
+	return pg;
+
+err_close:
+	close(fd);
+	errno = err;
+	return NULL;
+}
+
+const struct clockd_page *lib_page_open_slow(void)
+{
+	const struct clockd_page *pg;
+	struct stat st;
+	int64_t now;
+
+	pthread_mutex_lock(&page_lock);
+	if (!page_path_set)
+		page_path_init();
+	pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
+	if (pg)
+		goto out;
+	now = coarse_now();
+	if (page_next_try && now < page_next_try) {
+		errno = page_last_errno;
+		goto out;
+	}
+	pg = page_map(&st);
+	if (!pg) {
+		page_last_errno = errno;
+		page_next_try = now + PAGE_RETRY_NS;
+		goto out;
+	}
+	page_dev = st.st_dev;
+	page_ino = st.st_ino;
+	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&page_lock);
+	return pg;
+}
+
+void lib_page_gone(void)
+{
+	const struct clockd_page *pg;
+	struct stat st;
+	int64_t now = coarse_now();
+	int saved = errno;
+
+	pthread_mutex_lock(&page_lock);
+	if (now < page_next_try)
+		goto out;
+	page_next_try = now + PAGE_RETRY_NS;
+	if (stat(page_path, &st) < 0 || (st.st_dev == page_dev && st.st_ino == page_ino))
+		goto out;
+	pg = page_map(&st);
+	if (!pg)
+		goto out;
+	page_dev = st.st_dev;
+	page_ino = st.st_ino;
+	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&page_lock);
+	errno = saved;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "shared/latch.h"
+
+#define COPY_FIELDS(X)                                                         \
+	X(vclock_mode) X(vclock_clockid) X(cycle_last) X(mask) X(max_cycles)   \
+	X(mult) X(shift) X(mono_sec) X(mono_snsec) X(real_sec) X(real_snsec)   \
+	X(raw_sec) X(raw_snsec) X(raw_mult) X(xtime_nsec) X(xtime_sec)         \
+	X(coarse_mono_sec) X(coarse_mono_nsec) X(jiffies_64)                   \
+	X(kernel_mono_ns) X(offset_ns) X(freq_ppb) X(error_bound_ns)
+
+void latch_store_data(struct clockd_page_data *dst, const struct clockd_page_data *src)
+{
+#define X(f) STORE_RELAXED(&dst->f, src->f);
+	COPY_FIELDS(X)
+#undef X
+}
+
+void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data *src)
+{
+#define X(f) dst->f = LOAD_RELAXED(&src->f);
+	COPY_FIELDS(X)
+#undef X
+	dst->pad0 = 0;
+	for (unsigned i = 0; i < sizeof(dst->reserved) / sizeof(dst->reserved[0]); i++)
+		dst->reserved[i] = 0;
+}
+
+void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d)
+{
+	uint32_t seq;
+
+	/* Readers go to the other copy while we rewrite this one ... */
+	latch_store_data(latch_write_begin(pg, &seq), d);
+	/* ... then back to it (the release in latch_write_begin publishes the
+	 * stores above), while we bring the other copy up to date. */
+	latch_store_data(latch_write_begin(pg, &seq), d);
+}
+
+void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out)
+{
+	uint32_t seq;
+
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		latch_load_data(out, &pg->data[seq & 1]);
+		/* Pairs with the writer's release fence: if we saw any store
+		 * made after it moved seq, the re-read below sees seq moved. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (LOAD_RELAXED(&pg->seq) != seq);
+}

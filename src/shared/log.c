@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "shared/log.h"
+
+static const char *log_ident = "clockd";
+static int log_level = LOG_INFO;
+static bool log_prefix; /* sd-daemon "<N>" priority prefixes */
+
+void log_init(const char *ident, int level)
+{
+	log_ident = ident;
+	log_level = level;
+	log_prefix = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_level(int level) { log_level = level; }
+int log_get_level(void) { return log_level; }
+
+int log_level_from_name(const char *name)
+{
+	static const struct { const char *name; int level; } names[] = {
+		{ "error", LOG_ERR }, { "warning", LOG_WARNING }, { "notice", LOG_NOTICE },
+		{ "info", LOG_INFO }, { "debug", LOG_DEBUG },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(name, names[i].name) == 0)
+			return names[i].level;
+	return -1;
+}
+
+static void vlog(int pri, int err, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	if (pri > log_level)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_prefix)
+		fprintf(stderr, "<%d>%s%s%s\n", pri, msg, err ? ": " : "", err ? strerror(err) : "");
+	else
+		fprintf(stderr, "%s: %s%s%s\n", log_ident, msg, err ? ": " : "", err ? strerror(err) : "");
+}
+
+#define LOG_FN(name, pri, with_errno)                                          \
+	void name(const char *fmt, ...)                                        \
+	{                                                                      \
+		int saved = errno;                                             \
+		va_list ap;                                                    \
+		va_start(ap, fmt);                                             \
+		vlog(pri, with_errno ? saved : 0, fmt, ap);                    \
+		va_end(ap);                                                    \
+		errno = saved;                                                 \
+	}
+
+LOG_FN(log_warn, LOG_WARNING, 1)
+LOG_FN(log_warnx, LOG_WARNING, 0)
+LOG_FN(log_notice, LOG_NOTICE, 0)
+LOG_FN(log_info, LOG_INFO, 0)
+LOG_FN(log_debug, LOG_DEBUG, 0)
+
+void fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, saved, fmt, ap);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, 0, fmt, ap);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}

@@ -1,0 +1,13 @@
+# Tests: each area keeps its own fragment.
+AM_TESTS_ENVIRONMENT = top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; export top_srcdir top_builddir;
+TEST_EXTENSIONS = .sh .t
+SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+T_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+SH_LOG_COMPILER = $(SHELL)
+check_LTLIBRARIES += tests/libtap.la
+tests_libtap_la_SOURCES = tests/tap.c tests/tap.h
+
+include tests/config/local.mk
+include tests/clockctl/local.mk
+include tests/page/local.mk
+include tests/daemon/local.mk
