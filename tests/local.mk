@@ -13,3 +13,4 @@ include tests/config/local.mk
 include tests/clockctl/local.mk
 include tests/page/local.mk
 include tests/daemon/local.mk
+include tests/docs/local.mk
