@@ -1,1 +1,10 @@
-# (filled in by its owner)
+# Benchmarks: `make bench` (not part of `make check`).
+EXTRA_PROGRAMS = bench/bench-read
+bench_bench_read_SOURCES = bench/bench-read.c
+bench_bench_read_LDADD = src/libclockd/libclockd.la
+EXTRA_DIST += bench/run.sh
+CLEANFILES += bench/bench-read
+
+bench: bench/bench-read src/clockd/clockd
+	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
+.PHONY: bench

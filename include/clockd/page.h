@@ -28,6 +28,10 @@
  * Readers never wait for the writer, and a writer killed at any point leaves
  * the copy that seq designates complete.
  *
+ * Alarm: the daemon sets alarm (CLOCKD_ALARM_*) when it knows the page is
+ * not being kept (its tick stopped, its source failed) and clears it when
+ * it recovers; readers then fail with ESTALE.
+ *
  * Writer liveness: writer_lock holds a robust, process-shared futex word
  * owned by the daemon for its whole life (the kernel's robust-futex ABI,
  * Documentation/locking/robust-futex-ABI.rst). Its low 30 bits are the
@@ -49,6 +53,10 @@
 #define CLOCKD_PAGE_SYNCED (1u << 1)   /* disciplined to a reference */
 #define CLOCKD_PAGE_FAULT (1u << 2)    /* the daemon's source reports a fault */
 #define CLOCKD_PAGE_STOPPING (1u << 3) /* the daemon is shutting down cleanly */
+
+/* page->alarm bits */
+#define CLOCKD_ALARM_TICK_STOPPED (1u << 0) /* no update for stale_ns */
+#define CLOCKD_ALARM_SOURCE (1u << 1)       /* the clocksource failed */
 
 /* writer_lock word */
 #define CLOCKD_PAGE_OWNER_TID_MASK 0x3fffffffu
@@ -123,7 +131,7 @@ struct clockd_page {
 	uint64_t reserved0[12];
 	/* 256: latch sequence and writer liveness, one cache line */
 	uint32_t seq;
-	uint32_t pad1;
+	uint32_t alarm; /* nonzero: the daemon distrusts its own page */
 	uint8_t writer_lock[56]; /* first 32-bit word: owner futex word */
 	/* 320: the two copies */
 	struct clockd_page_data data[2];
@@ -180,7 +188,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page, pid, 152);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad0, 156);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 160);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 256);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad1, 260);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, alarm, 260);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, writer_lock, 264);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, data, 320);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved1, 704);

@@ -4,6 +4,7 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/clocksource.c src/clockd/clocksource.h \
 	src/clockd/cs_tsc.c src/clockd/cs_posix.c \
 	src/clockd/tick.c src/clockd/tick.h src/clockd/tick_timerfd.c \
+	src/clockd/ticker.c src/clockd/ticker.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)

@@ -17,20 +17,24 @@
 #include "clockd/clocksource.h"
 #include "clockd/pagefile.h"
 #include "clockd/tick.h"
+#include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
 #include "shared/config.h"
 #include "shared/log.h"
+#include "shared/tickmath.h"
 
 struct clockd {
 	struct clockd_config cfg;
 	const char *config_path; /* NULL: embedded defaults */
 	struct event_base *base;
-	struct event *ev_tick, *ev_term, *ev_int, *ev_hup;
+	struct event *ev_term, *ev_int, *ev_hup, *ev_watch;
+	uint64_t watch_updates;   /* tk.updates at the last progress seen */
+	int64_t watch_progress_ns; /* kernel CLOCK_MONOTONIC of that */
 	struct clocksource cs;
 	struct tick_device td;
 	struct pagefile pf;
 	struct timekeeper tk;
-	uint64_t tick_errors;
+	struct ticker ticker;
 };
 
 static void usage(FILE *out)
@@ -69,25 +73,33 @@ static void help_config(void)
 	}
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+/*
+ * The tick thread's watchdog, every half stale limit: if the page has not
+ * been updated for stale_ns (a hung device), raise the page's alarm so
+ * every reader fails with ESTALE instead of reading old time; clear it
+ * when ticks resume.
+ */
+static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
 	struct clockd *cd = arg;
-	int64_t n = cd->td.ops->ack(&cd->td);
+	uint64_t u = __atomic_load_n(&cd->tk.updates, __ATOMIC_RELAXED);
+	int64_t now = kclock_ns(CLOCK_MONOTONIC);
+	uint32_t alarm = __atomic_load_n(&cd->pf.pg->alarm, __ATOMIC_RELAXED);
 
-	if (n < 0) {
-		if (cd->tick_errors++ == 0)
-			log_warnx("tick %s: device error; the page goes stale until it recovers",
-				  cd->td.ops->name);
+	if (u != cd->watch_updates) {
+		cd->watch_updates = u;
+		cd->watch_progress_ns = now;
+		if (alarm & CLOCKD_ALARM_TICK_STOPPED) {
+			__atomic_store_n(&cd->pf.pg->alarm, alarm & ~CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
+			log_notice("tick %s: ticking again; alarm cleared", cd->td.ops->name);
+		}
 		return;
 	}
-	if (cd->tick_errors) {
-		log_notice("tick %s: recovered after %llu errors", cd->td.ops->name,
-			   (unsigned long long)cd->tick_errors);
-		cd->tick_errors = 0;
+	if (!(alarm & CLOCKD_ALARM_TICK_STOPPED) && now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns) {
+		__atomic_store_n(&cd->pf.pg->alarm, alarm | CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
+		log_warnx("tick %s: no update for %lld ms; alarm raised, readers get ESTALE",
+			  cd->td.ops->name, (long long)((now - cd->watch_progress_ns) / 1000000));
 	}
-	tk_update(&cd->tk);
-	if (cd->td.ops->oneshot && cd->td.ops->arm(&cd->td, tk_next_tick_deadline(&cd->tk)) < 0)
-		cd->tick_errors++;
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -194,31 +206,37 @@ static void setup_events(struct clockd *cd)
 {
 	struct event_config *ec = event_config_new();
 
-	/* libevent's default monotonic clock is the coarse one. */
+	/* The main loop serves signals (and, later, the control socket); the
+	 * tick has its own thread. libevent's default monotonic clock is the
+	 * coarse one: any libevent timer added here must be precise. */
 	if (!ec || event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER) < 0)
 		fatalx("libevent: cannot configure the event base");
 	cd->base = event_base_new_with_config(ec);
 	event_config_free(ec);
 	if (!cd->base)
 		fatalx("libevent: cannot create the event base");
-	cd->ev_tick = event_new(cd->base, cd->td.fd, EV_READ | EV_PERSIST, on_tick, cd);
 	cd->ev_term = evsignal_new(cd->base, SIGTERM, on_stop, cd);
 	cd->ev_int = evsignal_new(cd->base, SIGINT, on_stop, cd);
 	cd->ev_hup = evsignal_new(cd->base, SIGHUP, on_reload, cd);
-	if (!cd->ev_tick || !cd->ev_term || !cd->ev_int || !cd->ev_hup ||
-	    event_add(cd->ev_tick, NULL) < 0 || event_add(cd->ev_term, NULL) < 0 ||
+	cd->ev_watch = event_new(cd->base, -1, EV_PERSIST, on_watch, cd);
+	struct timeval half = { .tv_sec = (time_t)(cd->tk.stale_ns / 2 / NSEC_PER_SEC),
+				.tv_usec = (suseconds_t)(cd->tk.stale_ns / 2 % NSEC_PER_SEC / 1000) };
+
+	cd->watch_progress_ns = kclock_ns(CLOCK_MONOTONIC);
+	if (!cd->ev_term || !cd->ev_int || !cd->ev_hup || !cd->ev_watch ||
+	    event_add(cd->ev_watch, &half) < 0 || event_add(cd->ev_term, NULL) < 0 ||
 	    event_add(cd->ev_int, NULL) < 0 || event_add(cd->ev_hup, NULL) < 0)
 		fatalx("libevent: cannot add events");
 }
 
 static void teardown(struct clockd *cd)
 {
-	event_free(cd->ev_tick);
+	ticker_stop(&cd->ticker);
+	event_free(cd->ev_watch);
 	event_free(cd->ev_term);
 	event_free(cd->ev_int);
 	event_free(cd->ev_hup);
 	event_base_free(cd->base);
-	pagefile_release(&cd->pf);
 	pagefile_close(&cd->pf);
 	tick_close(&cd->td);
 	clocksource_close(&cd->cs);
@@ -245,11 +263,9 @@ int main(int argc, char **argv)
 		fatalx("%s: cannot use the time page", cd.cfg.page);
 	if (tk_init(&cd.tk, &cd.pf, &cd.cs, &cd.cfg, cd.td.ops->name) < 0)
 		fatalx("timekeeper set-up failed");
-	if (pagefile_take(&cd.pf) < 0)
-		fatalx("%s: cannot own the page", cd.cfg.page);
 	setup_events(&cd);
-	if (cd.td.ops->oneshot && cd.td.ops->arm(&cd.td, tk_next_tick_deadline(&cd.tk)) < 0)
-		fatalx("tick %s: cannot arm the first tick", cd.td.ops->name);
+	if (ticker_start(&cd.ticker, &cd.td, &cd.tk, &cd.pf) < 0)
+		fatalx("%s: cannot start ticking", cd.cfg.page);
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
 		 cd.cs.ops->name, cd.td.ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Tick devices: what wakes the daemon to update the page, the kernel's
- * struct clock_event_device. A one-shot device is programmed with each
- * tick's deadline (timerfd); a periodic one fires at its own rate (RTC,
- * HPET, a GPIO line: the devices issue).
+ * struct clock_event_device. The tick thread blocks in wait() once per
+ * tick: one system call per tick, the least a daemon woken HZ times a
+ * second can do. A programmable device is given each tick's deadline
+ * (timerfd); a periodic one fires at its own rate (RTC, HPET, a GPIO
+ * line: the devices issue).
  */
 #ifndef CLOCKD_TICK_H
 #define CLOCKD_TICK_H
@@ -18,21 +20,25 @@ struct tick_device;
 struct tick_ops {
 	const char *name;
 	const char *descr;
-	bool oneshot; /* needs arm() before every tick */
-	/* Open the device for @hz ticks a second. 0, or -1 after logging. */
+	/* Open the device for cfg->hz ticks a second. 0, or -1 after
+	 * logging why. */
 	int (*init)(struct tick_device *td, const struct clockd_config *cfg);
-	/* One-shot devices: fire at @deadline_ns of kernel CLOCK_MONOTONIC. */
-	int (*arm)(struct tick_device *td, int64_t deadline_ns);
-	/* After td->fd polled readable: consume the event. Returns the
-	 * number of expirations (>= 1), 0 for a spurious wake-up, -1 on a
-	 * device error (logged). */
-	int64_t (*ack)(struct tick_device *td);
+	/*
+	 * Block until the next tick. A programmable device (timerfd) fires at
+	 * @deadline_ns of kernel CLOCK_MONOTONIC, the timekeeper's exact time
+	 * of the next tick; a device with its own rate ignores it. Returns the
+	 * number of ticks since the last call (>= 1), 0 for a wake-up without
+	 * a tick (EINTR), -1 on a device error (the caller logs and retries).
+	 * Called only from the tick thread, and is its one cancellation
+	 * point: it must leave the device consistent if cancelled.
+	 */
+	int64_t (*wait)(struct tick_device *td, int64_t deadline_ns);
 	void (*fini)(struct tick_device *td);
 };
 
 struct tick_device {
 	const struct tick_ops *ops;
-	int fd;      /* pollable */
+	int fd;
 	uint32_t hz;
 	void *priv;
 };

@@ -22,6 +22,12 @@ static void base_add(struct timekeeper *tk, struct tk_base *b, unsigned __int128
 {
 	unsigned __int128 v = (unsigned __int128)b->snsec + sns;
 
+	/* A tick adds less than a second: no 128-bit division. */
+	if (v < 2 * (unsigned __int128)one_sec(tk)) {
+		b->snsec = (uint64_t)v;
+		snsec_normalise(&b->sec, &b->snsec, tk->shift);
+		return;
+	}
 	b->sec += (int64_t)(v / one_sec(tk));
 	b->snsec = (uint64_t)(v % one_sec(tk));
 }
@@ -232,8 +238,8 @@ void tk_update(struct timekeeper *tk)
 	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
 		tk_set_rate(tk, freq);
 	tk_compute_jiffies(tk);
-	tk->updates++;
 	tk_publish(tk);
+	__atomic_store_n(&tk->updates, tk->updates + 1, __ATOMIC_RELAXED);
 }
 
 int64_t tk_next_tick_deadline(const struct timekeeper *tk)

@@ -18,8 +18,6 @@ int lib_fallback;
 
 enum fine_clock { FINE_MONO, FINE_REAL, FINE_RAW };
 
-static __thread uint32_t coarse_budget __attribute__((tls_model("initial-exec")));
-
 clockid_t lib_kernel_equivalent(clockid_t id)
 {
 	switch (id) {
@@ -62,6 +60,7 @@ static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, in
 }
 
 static int read_coarse(clockid_t id, struct timespec *ts);
+static int coarse_nopage(clockid_t id, struct timespec *ts);
 
 /* Fine clocks: base + (counter - cycle_last) * mult >> shift, as the vDSO. */
 static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fine_clock which,
@@ -115,7 +114,7 @@ static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fi
 			return lib_read_failed(id, ts, ESTALE);
 		delta = 0;
 	}
-	if (__builtin_expect(!lib_writer_alive(pg), 0))
+	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
 	snsec = (snsec + delta * mult) >> shift;
 	/* snsec is below 1e9 + the stale limit: a few iterations at most. */
@@ -129,32 +128,26 @@ static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fi
 	return 0;
 }
 
-/* The freshness check of the coarse path, taken one read in
- * COARSE_CHECK_EVERY: has the daemon updated within its stale limit? */
-static __attribute__((noinline)) bool coarse_fresh(const struct clockd_page *pg)
+static __attribute__((noinline)) int coarse_nopage(clockid_t id, struct timespec *ts)
 {
-	struct timespec now;
-	uint64_t stamp, seq;
+	const struct clockd_page *pg = lib_page_open_slow();
 
-	coarse_budget = COARSE_CHECK_EVERY;
-	do {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		stamp = LOAD_RELAXED(&pg->data[seq & 1].kernel_mono_ns);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (LOAD_RELAXED(&pg->seq) != seq);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return ts_to_ns(&now) - (int64_t)stamp <= (int64_t)LOAD_RELAXED(&pg->stale_ns);
+	if (!pg)
+		return lib_read_failed(id, ts, errno);
+	return read_coarse(id, ts);
 }
 
-static int read_coarse(clockid_t id, struct timespec *ts)
+/* The coarse clocks: the values of the last tick. Every slow path is a
+ * tail call, so the fast one needs no stack frame (it is a couple of ns). */
+static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *ts)
 {
-	const struct clockd_page *pg = lib_page();
+	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
 	const struct clockd_page_data *d;
 	uint32_t seq, nsec;
 	int64_t sec;
 
 	if (__builtin_expect(!pg, 0))
-		return lib_read_failed(id, ts, errno);
+		return coarse_nopage(id, ts);
 	do {
 		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
 		d = &pg->data[seq & 1];
@@ -167,28 +160,47 @@ static int read_coarse(clockid_t id, struct timespec *ts)
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
-	if (__builtin_expect(!lib_writer_alive(pg), 0))
-		return lib_read_failed(id, ts, ESTALE);
-	if (__builtin_expect(--coarse_budget > COARSE_CHECK_EVERY, 0) && !coarse_fresh(pg))
+	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
 	ts->tv_sec = (time_t)sec;
 	ts->tv_nsec = (long)nsec;
 	return 0;
 }
 
+static __attribute__((noinline)) int read_mono(struct timespec *ts)
+{
+	return read_fine(CLOCKD_MONOTONIC, FINE_MONO, ts);
+}
+
+static __attribute__((noinline)) int read_real(struct timespec *ts)
+{
+	return read_fine(CLOCKD_REALTIME, FINE_REAL, ts);
+}
+
+static __attribute__((noinline)) int read_raw(struct timespec *ts)
+{
+	return read_fine(CLOCKD_MONOTONIC_RAW, FINE_RAW, ts);
+}
+
+static __attribute__((noinline)) int efault(void)
+{
+	errno = EFAULT;
+	return -1;
+}
+
+/* A dispatcher of tail calls only: no path pays for another's registers
+ * (the coarse reads are a few ns in all). */
 CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 {
-	if (__builtin_expect(ts == NULL, 0)) {
-		errno = EFAULT;
-		return -1;
-	}
+	if (__builtin_expect(ts == NULL, 0))
+		return efault();
 	switch (id) {
 	case CLOCKD_MONOTONIC:
-		return read_fine(id, FINE_MONO, ts);
+		return read_mono(ts);
 	case CLOCKD_REALTIME:
-		return read_fine(id, FINE_REAL, ts);
+		return read_real(ts);
 	case CLOCKD_MONOTONIC_RAW:
-		return read_fine(id, FINE_RAW, ts);
+		return read_raw(ts);
 	case CLOCKD_MONOTONIC_COARSE:
 	case CLOCKD_REALTIME_COARSE:
 		return read_coarse(id, ts);

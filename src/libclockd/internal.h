@@ -12,10 +12,6 @@
 
 /* How often an absent or replaced page is looked for again, ns. */
 #define PAGE_RETRY_NS 10000000
-/* Coarse reads check the daemon's freshness against the kernel clock once
- * every this many reads per thread (a dead daemon is caught on every read
- * through the writer word; this catches a live but silent one). */
-#define COARSE_CHECK_EVERY 16
 
 extern const struct clockd_page *lib_page_ptr;
 
@@ -41,6 +37,20 @@ static inline bool lib_writer_alive(const struct clockd_page *pg)
 	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)pg->writer_lock, __ATOMIC_RELAXED);
 
 	return (w & CLOCKD_PAGE_OWNER_TID_MASK) != 0 && !(w & CLOCKD_PAGE_OWNER_DIED);
+}
+
+/*
+ * Every read's freshness check: the daemon is alive and has raised no
+ * alarm. Two loads from the cache line that holds seq, so it costs next to
+ * nothing. A daemon that is alive but silent (its tick device hung) raises
+ * the alarm itself; the fine reads also see silence in the counter delta.
+ * What this cannot see is a daemon stopped whole (SIGSTOP): the coarse
+ * reads and jiffies then return the last tick until systemd's watchdog
+ * kills it; clockd_status() and the fine reads report it.
+ */
+static inline bool lib_page_ok(const struct clockd_page *pg)
+{
+	return lib_writer_alive(pg) && __atomic_load_n(&pg->alarm, __ATOMIC_RELAXED) == 0;
 }
 
 /* Kernel clock for a clockd clock id (the fallback), -1 if not one. */

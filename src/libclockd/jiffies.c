@@ -20,7 +20,7 @@ CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
 		j = LOAD_RELAXED(&pg->data[seq & 1].jiffies_64);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
-	if (__builtin_expect(!lib_writer_alive(pg), 0)) {
+	if (__builtin_expect(!lib_page_ok(pg), 0)) {
 		lib_page_gone();
 		errno = ESTALE;
 		return 0;

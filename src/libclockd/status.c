@@ -61,7 +61,7 @@ CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
 		lib_page_gone();
 		st->state = CLOCKD_STATE_GONE;
 		st->errno_hint = ESTALE;
-	} else if (st->age_ns > (int64_t)st->stale_ns) {
+	} else if (LOAD_RELAXED(&pg->alarm) || st->age_ns > (int64_t)st->stale_ns) {
 		st->state = CLOCKD_STATE_STALE;
 		st->errno_hint = ESTALE;
 	} else {

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Read-path benchmark: ns per call of libclockd's reads and the kernel's
+ * vDSO equivalents, side by side in one process. Rounds are interleaved
+ * (A B C ... A B C ...) and each figure is the median over rounds, so a
+ * noisy neighbour hurts every contender alike; the ratios are the result.
+ *
+ * Needs a live daemon: $CLOCKD_SHM names its page (bench/run.sh starts one).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <clockd/clockd.h>
+#include "shared/tsc.h"
+
+#define CALLS_PER_ROUND 1000000
+#define ROUNDS 15
+
+/* Results are summed in a register and published once per round, so the
+ * harness adds no memory dependency between calls. */
+static volatile uint64_t sink;
+
+typedef void (*bench_fn)(void);
+
+static void b_clockd_mono(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clockd_clock_gettime(CLOCKD_MONOTONIC, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_vdso_mono(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_clockd_real(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clockd_clock_gettime(CLOCKD_REALTIME, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_vdso_real(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_rdtsc(void)
+{
+	uint64_t acc = 0;
+	for (int i = 0; i < CALLS_PER_ROUND; i++)
+		acc += rdtsc_ordered();
+	sink = acc;
+}
+
+static void b_clockd_mono_coarse(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_vdso_mono_coarse(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_clockd_real_coarse(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clockd_clock_gettime(CLOCKD_REALTIME_COARSE, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_vdso_real_coarse(void)
+{
+	uint64_t acc = 0;
+	struct timespec ts;
+
+	for (int i = 0; i < CALLS_PER_ROUND; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+		acc += (uint64_t)ts.tv_nsec;
+	}
+	sink = acc;
+}
+
+static void b_jiffies(void)
+{
+	uint64_t acc = 0;
+	for (int i = 0; i < CALLS_PER_ROUND; i++)
+		acc += clockd_get_jiffies_64();
+	sink = acc;
+}
+
+static const struct {
+	const char *name;
+	bench_fn fn;
+} benches[] = {
+	{ "clockd_clock_gettime(CLOCKD_MONOTONIC)", b_clockd_mono },
+	{ "clock_gettime(CLOCK_MONOTONIC) [vDSO]", b_vdso_mono },
+	{ "clockd_clock_gettime(CLOCKD_REALTIME)", b_clockd_real },
+	{ "clock_gettime(CLOCK_REALTIME) [vDSO]", b_vdso_real },
+	{ "lfence;rdtsc", b_rdtsc },
+	{ "clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE)", b_clockd_mono_coarse },
+	{ "clock_gettime(CLOCK_MONOTONIC_COARSE) [vDSO]", b_vdso_mono_coarse },
+	{ "clockd_clock_gettime(CLOCKD_REALTIME_COARSE)", b_clockd_real_coarse },
+	{ "clock_gettime(CLOCK_REALTIME_COARSE) [vDSO]", b_vdso_real_coarse },
+	{ "clockd_get_jiffies_64()", b_jiffies },
+};
+#define NBENCH (sizeof(benches) / sizeof(benches[0]))
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void ratio(const char *what, double a, double b, double target)
+{
+	printf("  %-58s %6.3f  (target <= %.2f: %s)\n", what, a / b, target,
+	       a / b <= target ? "met" : "MISSED");
+}
+
+int main(void)
+{
+	static double ns[NBENCH][ROUNDS];
+	double med[NBENCH];
+	struct timespec ts;
+
+	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0) {
+		fprintf(stderr, "bench-read: no live clockd page (%s)\n", strerror(errno));
+		return 1;
+	}
+	for (size_t b = 0; b < NBENCH; b++)
+		benches[b].fn(); /* warm up */
+	for (int r = 0; r < ROUNDS; r++) {
+		for (size_t b = 0; b < NBENCH; b++) {
+			double t0 = now_ns();
+
+			benches[b].fn();
+			ns[b][r] = (now_ns() - t0) / CALLS_PER_ROUND;
+		}
+	}
+	printf("ns per call, median of %d interleaved rounds of %d calls:\n", ROUNDS, CALLS_PER_ROUND);
+	for (size_t b = 0; b < NBENCH; b++) {
+		qsort(ns[b], ROUNDS, sizeof(double), cmp_double);
+		med[b] = ns[b][ROUNDS / 2];
+		printf("  %-48s %7.2f ns  (min %.2f, max %.2f)\n", benches[b].name, med[b], ns[b][0],
+		       ns[b][ROUNDS - 1]);
+	}
+	printf("ratios:\n");
+	ratio("CLOCKD_MONOTONIC / vDSO CLOCK_MONOTONIC", med[0], med[1], 0.95);
+	ratio("CLOCKD_MONOTONIC / bare lfence;rdtsc", med[0], med[4], 1.2);
+	ratio("CLOCKD_REALTIME / vDSO CLOCK_REALTIME", med[2], med[3], 0.95);
+	ratio("CLOCKD_MONOTONIC_COARSE / vDSO CLOCK_MONOTONIC_COARSE", med[5], med[6], 0.35);
+	ratio("CLOCKD_REALTIME_COARSE / vDSO CLOCK_REALTIME_COARSE", med[7], med[8], 0.35);
+	ratio("clockd_get_jiffies_64 / vDSO CLOCK_MONOTONIC_COARSE", med[9], med[6], 0.35);
+	return 0;
+}

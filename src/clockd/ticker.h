@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The tick thread: the page's only writer. It owns the page's writer lock
+ * for its whole life (readers see the daemon alive exactly while this
+ * thread lives), blocks in the tick device once per tick and runs the
+ * timekeeper. The main thread only starts and stops it.
+ */
+#ifndef CLOCKD_TICKER_H
+#define CLOCKD_TICKER_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+
+#include "clockd/pagefile.h"
+#include "clockd/tick.h"
+#include "clockd/timekeeper.h"
+
+struct ticker {
+	struct tick_device *td;
+	struct timekeeper *tk;
+	struct pagefile *pf;
+	pthread_t thread;
+	sem_t ready;
+	int start_error;   /* set before ready is posted */
+	uint64_t errors;   /* consecutive device errors */
+};
+
+/* Start the thread; returns once it owns the page and has published, or
+ * failed (-1, logged). */
+int ticker_start(struct ticker *t, struct tick_device *td, struct timekeeper *tk,
+		 struct pagefile *pf);
+/* Stop it: the page is marked STOPPING and released (readers see the
+ * daemon gone). */
+void ticker_stop(struct ticker *t);
+
+#endif
