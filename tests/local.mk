@@ -6,6 +6,7 @@ TEST_EXTENSIONS = .sh
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 SH_LOG_COMPILER = $(SHELL)
+EXTRA_DIST += build-aux/tap-driver.sh
 check_LTLIBRARIES += tests/libtap.la
 tests_libtap_la_SOURCES = tests/tap.c tests/tap.h
 

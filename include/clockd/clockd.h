@@ -16,8 +16,12 @@
  *   EACCES  the page exists but this process may not read it
  *   EPROTO  the file is not a clockd page of this ABI (bad magic, ABI
  *           version, size, or a truncated file)
- *   ESTALE  the daemon that wrote the page is gone (exited or killed) or has
- *           not updated it within its stale limit (page->stale_ns)
+ *   ENAMETOOLONG  $CLOCKD_SHM is 256 bytes or longer
+ *   ESTALE  the daemon that wrote the page is gone (exited or killed), has
+ *           raised the page's alarm (its tick stopped), or, for the fine
+ *           clocks, has not updated it within its stale limit
+ *           (page->stale_ns). Other errors of open(2) and mmap(2) on the
+ *           page pass through.
  *
  * Fallback: after clockd_set_fallback(1), a read that would fail with
  * ENOENT, EACCES, EPROTO or ESTALE instead returns the kernel's clock of the
@@ -70,8 +74,9 @@ extern "C" {
  */
 int clockd_clock_gettime(clockid_t id, struct timespec *ts);
 
-/* Resolution of clock @id: 1 ns for a fine clock read from the counter, the
- * tick period (rounded up) otherwise. Kernel ids pass through. @res may be
+/* Resolution of clock @id: for a fine clock read from the counter, one
+ * counter step rounded up to whole ns (1 ns for a counter of 1 GHz or
+ * more); the tick period, rounded up, otherwise. Kernel ids pass through. @res may be
  * NULL (then only the id is checked), as in clock_getres(2). */
 int clockd_clock_getres(clockid_t id, struct timespec *res);
 
@@ -79,7 +84,8 @@ int clockd_clock_getres(clockid_t id, struct timespec *res);
 uint64_t clockd_get_jiffies_64(void);
 /* Its low 32 bits, the kernel's jiffies (wraps; compare with time_after). */
 uint32_t clockd_jiffies(void);
-/* Ticks per second of the running daemon. */
+/* Ticks per second of the daemon that wrote the page (0 with errno set if
+ * there is no readable page; it does not check that the daemon lives). */
 unsigned int clockd_hz(void);
 /* xtime: CLOCKD_REALTIME at the last tick, the kernel's current_kernel_time(). */
 struct timespec clockd_current_kernel_time(void);

@@ -23,9 +23,14 @@
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
+#define MAX_OVERRIDES 64
+
 struct clockd {
 	struct clockd_config cfg;
 	const char *config_path; /* NULL: embedded defaults */
+	char *overrides[MAX_OVERRIDES]; /* -o KEY=VALUE, applied over the file */
+	int noverrides;
+	bool debug;
 	struct event_base *base;
 	struct event *ev_term, *ev_int, *ev_hup, *ev_watch;
 	uint64_t watch_updates;   /* tk.updates at the last progress seen */
@@ -111,17 +116,53 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(cd->base);
 }
 
-/* SIGHUP: re-read the file; all or nothing. Only log_level applies at
- * once; other changes are reported as needing a restart. */
+/*
+ * The effective configuration: the embedded defaults, the file (if any),
+ * then the -o overrides, then the checks between keys. All or nothing:
+ * 0 with @out filled, or -1 after reporting every error.
+ */
+static int config_build(const struct clockd *cd, struct clockd_config *out)
+{
+	struct clockd_config cfg;
+	char why[256];
+
+	config_defaults(&cfg);
+	if (cd->config_path && config_load(&cfg, cd->config_path, stderr) < 0)
+		return -1;
+	for (int i = 0; i < cd->noverrides; i++) {
+		char *eq = strchr(cd->overrides[i], '=');
+
+		*eq = '\0';
+		if (config_set(&cfg, cd->overrides[i], eq + 1, why, sizeof(why)) < 0) {
+			*eq = '=';
+			log_warnx("-o %s: %s", cd->overrides[i], why);
+			return -1;
+		}
+		*eq = '=';
+	}
+	if (config_check(&cfg, why, sizeof(why)) < 0) {
+		log_warnx("configuration: %s", why);
+		return -1;
+	}
+	*out = cfg;
+	return 0;
+}
+
+static int log_level_of(const struct clockd *cd, const struct clockd_config *cfg)
+{
+	return cd->debug ? LOG_DEBUG : log_level_from_name(cfg->log_level);
+}
+
+/* SIGHUP: rebuild the configuration; all or nothing. Only log_level applies
+ * at once; other changes are reported as needing a restart. */
 static void on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct clockd *cd = arg;
 	struct clockd_config next;
 
-	sd_notify(0, "RELOADING=1");
-	config_defaults(&next);
-	if (cd->config_path && config_load(&next, cd->config_path, stderr) < 0) {
-		log_warnx("reload: %s rejected; the running configuration is unchanged", cd->config_path);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)(kclock_ns(CLOCK_MONOTONIC) / 1000));
+	if (config_build(cd, &next) < 0) {
+		log_warnx("reload: configuration rejected; the running one is unchanged");
 		goto out;
 	}
 	for (size_t i = 0; i < config_table_len; i++) {
@@ -130,9 +171,10 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 		if (memcmp((const char *)&next + k->offset, (const char *)&cd->cfg + k->offset, k->size) == 0)
 			continue;
 		if (strcmp(k->name, "log_level") == 0) {
-			log_set_level(log_level_from_name(next.log_level));
 			memcpy(cd->cfg.log_level, next.log_level, sizeof(next.log_level));
-			log_notice("reload: log_level is now %s", next.log_level);
+			log_set_level(log_level_of(cd, &cd->cfg));
+			log_notice("reload: log_level is now %s%s", next.log_level,
+				   cd->debug ? " (debug kept by -d)" : "");
 		} else {
 			log_notice("reload: %s changed; it takes effect at the next restart", k->name);
 		}
@@ -153,21 +195,21 @@ static void parse_args(struct clockd *cd, int argc, char **argv, bool *check_onl
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *sets[64];
-	int nsets = 0, c;
-	bool debug = false;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "c:o:dhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cd->config_path = optarg; break;
 		case 'o':
-			if (nsets == (int)(sizeof(sets) / sizeof(sets[0])))
-				fatalx("--set: too many overrides");
-			sets[nsets++] = optarg;
+			if (cd->noverrides == MAX_OVERRIDES)
+				fatalx("-o: more than %d overrides", MAX_OVERRIDES);
+			if (!strchr(optarg, '='))
+				fatalx("-o %s: expected KEY=VALUE", optarg);
+			cd->overrides[cd->noverrides++] = optarg;
 			break;
 		case 'C': *check_only = true; break;
 		case 'K': help_config(); exit(EXIT_SUCCESS);
-		case 'd': debug = true; break;
+		case 'd': cd->debug = true; break;
 		case 'h': usage(stdout); exit(EXIT_SUCCESS);
 		case 'V': printf("clockd %s\n", PACKAGE_VERSION); exit(EXIT_SUCCESS);
 		default: usage(stderr); exit(2);
@@ -178,28 +220,11 @@ static void parse_args(struct clockd *cd, int argc, char **argv, bool *check_onl
 		usage(stderr);
 		exit(2);
 	}
-	config_defaults(&cd->cfg);
 	if (!cd->config_path && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
 		cd->config_path = CONFIG_DEFAULT_PATH;
-	if (cd->config_path && config_load(&cd->cfg, cd->config_path, stderr) < 0)
-		fatalx("%s: configuration rejected", cd->config_path);
-	for (int i = 0; i < nsets; i++) {
-		char why[256], *eq = strchr(sets[i], '=');
-
-		if (!eq)
-			fatalx("--set %s: expected KEY=VALUE", sets[i]);
-		*eq = '\0';
-		if (config_set(&cd->cfg, sets[i], eq + 1, why, sizeof(why)) < 0)
-			fatalx("--set: %s", why);
-		*eq = '=';
-	}
-	{
-		char why[256];
-
-		if (config_check(&cd->cfg, why, sizeof(why)) < 0)
-			fatalx("configuration: %s", why);
-	}
-	log_set_level(debug ? LOG_DEBUG : log_level_from_name(cd->cfg.log_level));
+	if (config_build(cd, &cd->cfg) < 0)
+		fatalx("%s: configuration rejected", cd->config_path ? cd->config_path : "command line");
+	log_set_level(log_level_of(cd, &cd->cfg));
 }
 
 static void setup_events(struct clockd *cd)

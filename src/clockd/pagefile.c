@@ -186,12 +186,16 @@ int pagefile_open(struct pagefile *pf, const char *path)
 		if (open_existing(pf) == 0)
 			return 0;
 		if (pf->fd >= 0 || errno != ENOENT)
-			return -1;
+			goto err_close;
 		r = create_new(pf);
-		if (r <= 0)
-			return r;
+		if (r == 0)
+			return 0;
+		if (r < 0)
+			goto err_close;
 	}
 	log_warnx("%s: the page keeps appearing and vanishing; giving up", path);
+err_close:
+	pagefile_close(pf);
 	return -1;
 }
 

@@ -30,12 +30,18 @@ clockid_t lib_kernel_equivalent(clockid_t id)
 	}
 }
 
+bool lib_may_fall_back(int err)
+{
+	return __atomic_load_n(&lib_fallback, __ATOMIC_RELAXED) &&
+	       (err == ENOENT || err == EACCES || err == EPROTO || err == ESTALE ||
+		err == ENAMETOOLONG);
+}
+
 __attribute__((noinline)) int lib_read_failed(clockid_t id, struct timespec *ts, int err)
 {
 	if (err == ESTALE)
 		lib_page_gone();
-	if (__atomic_load_n(&lib_fallback, __ATOMIC_RELAXED) &&
-	    (err == ENOENT || err == EACCES || err == EPROTO || err == ESTALE))
+	if (lib_may_fall_back(err))
 		return clock_gettime(lib_kernel_equivalent(id), ts);
 	errno = err;
 	return -1;
@@ -49,6 +55,7 @@ static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, in
 		return true;
 	}
 	if (mode == CLOCKD_VCLOCK_POSIX) {
+		/* The kernel clock the daemon counts with, through the vDSO. */
 		struct timespec ts;
 
 		if (clock_gettime(clockid, &ts) != 0)
@@ -66,20 +73,21 @@ static int coarse_nopage(clockid_t id, struct timespec *ts);
 static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fine_clock which,
 							   struct timespec *ts)
 {
-	const struct clockd_page *pg = lib_page();
+	int err = 0;
+	const struct clockd_page *pg = lib_page(&err);
 	const struct clockd_page_data *d;
 	uint64_t cycles, last, mask, maxc, snsec, delta;
 	uint32_t seq, mult, shift, ns;
 	int64_t sec;
+	bool have_counter;
 
 	if (__builtin_expect(!pg, 0))
-		return lib_read_failed(id, ts, errno);
+		return lib_read_failed(id, ts, err);
 	do {
 		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
 		d = &pg->data[seq & 1];
-		if (!read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid), &cycles))
-			return read_coarse(id == CLOCKD_REALTIME ? CLOCKD_REALTIME_COARSE
-								 : CLOCKD_MONOTONIC_COARSE, ts);
+		have_counter = read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid),
+					    &cycles);
 		last = LOAD_RELAXED(&d->cycle_last);
 		mask = LOAD_RELAXED(&d->mask);
 		maxc = LOAD_RELAXED(&d->max_cycles);
@@ -105,6 +113,10 @@ static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fi
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
 
+	/* A CPU that cannot read the daemon's counter gets the same clock at
+	 * the last tick: tick resolution. */
+	if (__builtin_expect(!have_counter, 0))
+		cycles = last;
 	delta = (cycles - last) & mask;
 	if (__builtin_expect(delta > maxc, 0)) {
 		/* A counter read a little behind cycle_last (another CPU's
@@ -130,10 +142,11 @@ static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fi
 
 static __attribute__((noinline)) int coarse_nopage(clockid_t id, struct timespec *ts)
 {
-	const struct clockd_page *pg = lib_page_open_slow();
+	int err = 0;
+	const struct clockd_page *pg = lib_page_open_slow(&err);
 
 	if (!pg)
-		return lib_read_failed(id, ts, errno);
+		return lib_read_failed(id, ts, err);
 	return read_coarse(id, ts);
 }
 
@@ -215,14 +228,13 @@ CLOCKD_EXPORT int clockd_clock_getres(clockid_t id, struct timespec *res)
 	struct clockd_page_data d;
 	uint64_t ns;
 
+	int err = 0;
+
 	if ((uint32_t)(id - CLOCKD_CLOCK_BASE) >= CLOCKD_CLOCK_COUNT)
 		return clock_getres(id, res);
-	pg = lib_page();
+	pg = lib_page(&err);
 	if (!pg) {
-		int err = errno;
-
-		if (__atomic_load_n(&lib_fallback, __ATOMIC_RELAXED) &&
-		    (err == ENOENT || err == EACCES || err == EPROTO))
+		if (lib_may_fall_back(err))
 			return clock_getres(lib_kernel_equivalent(id), res);
 		errno = err;
 		return -1;

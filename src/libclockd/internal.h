@@ -15,20 +15,22 @@
 
 extern const struct clockd_page *lib_page_ptr;
 
-/* The mapped page, or NULL with errno set (ENOENT, EACCES, EPROTO, ...). */
-const struct clockd_page *lib_page_open_slow(void);
+/* The mapped page, or NULL with the reason (ENOENT, EACCES, EPROTO, ...)
+ * in *@err. errno is left as it was: a read that then falls back to the
+ * kernel succeeds without touching errno. */
+const struct clockd_page *lib_page_open_slow(int *err);
 /* Called when a read found the writer gone: look for a replaced file. */
 void lib_page_gone(void);
 /* The path in use ($CLOCKD_SHM or the default). */
 const char *lib_page_path(void);
 
-static inline const struct clockd_page *lib_page(void)
+static inline const struct clockd_page *lib_page(int *err)
 {
 	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
 
 	if (__builtin_expect(pg != NULL, 1))
 		return pg;
-	return lib_page_open_slow();
+	return lib_page_open_slow(err);
 }
 
 /* The daemon owning @pg is alive (robust futex word, see page.h). */
@@ -57,6 +59,8 @@ static inline bool lib_page_ok(const struct clockd_page *pg)
 clockid_t lib_kernel_equivalent(clockid_t id);
 extern int lib_fallback;
 
+/* The caller asked for the kernel-clock fallback and @err allows it. */
+bool lib_may_fall_back(int err);
 /* Fail a read of clockd clock @id with errno @err, or fall back. */
 int lib_read_failed(clockid_t id, struct timespec *ts, int err);
 

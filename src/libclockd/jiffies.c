@@ -9,12 +9,15 @@
 /* jiffies_64 of a live page; 0 with errno set otherwise. */
 CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
 {
-	const struct clockd_page *pg = lib_page();
+	int err = 0;
+	const struct clockd_page *pg = lib_page(&err);
 	uint64_t j;
 	uint32_t seq;
 
-	if (__builtin_expect(!pg, 0))
+	if (__builtin_expect(!pg, 0)) {
+		errno = err;
 		return 0;
+	}
 	do {
 		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
 		j = LOAD_RELAXED(&pg->data[seq & 1].jiffies_64);
@@ -35,9 +38,14 @@ CLOCKD_EXPORT uint32_t clockd_jiffies(void)
 
 CLOCKD_EXPORT unsigned int clockd_hz(void)
 {
-	const struct clockd_page *pg = lib_page();
+	int err = 0;
+	const struct clockd_page *pg = lib_page(&err);
 
-	return pg ? LOAD_RELAXED(&pg->hz) : 0;
+	if (!pg) {
+		errno = err;
+		return 0;
+	}
+	return LOAD_RELAXED(&pg->hz);
 }
 
 CLOCKD_EXPORT struct timespec clockd_current_kernel_time(void)

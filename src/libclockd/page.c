@@ -22,6 +22,7 @@ const struct clockd_page *lib_page_ptr;
 static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
 static char page_path[256];
 static bool page_path_set;
+static int page_path_errno; /* $CLOCKD_SHM unusable */
 static int64_t page_next_try;  /* kernel CLOCK_MONOTONIC_COARSE, ns */
 static int page_last_errno;
 static dev_t page_dev;
@@ -40,9 +41,12 @@ static void page_path_init(void)
 	const char *env = getenv("CLOCKD_SHM");
 	const char *fb = getenv("CLOCKD_FALLBACK");
 
-	if (!env || !*env || strlen(env) >= sizeof(page_path))
+	if (!env || !*env)
 		env = CLOCKD_DEFAULT_PAGE;
-	strcpy(page_path, env);
+	if (strlen(env) >= sizeof(page_path))
+		page_path_errno = ENAMETOOLONG;
+	else
+		strcpy(page_path, env);
 	if (fb && strcmp(fb, "kernel") == 0)
 		__atomic_store_n(&lib_fallback, 1, __ATOMIC_RELAXED);
 	page_path_set = true;
@@ -97,10 +101,11 @@ err_close:
 	return NULL;
 }
 
-const struct clockd_page *lib_page_open_slow(void)
+const struct clockd_page *lib_page_open_slow(int *err)
 {
 	const struct clockd_page *pg;
 	struct stat st;
+	int saved = errno;
 	int64_t now;
 
 	pthread_mutex_lock(&page_lock);
@@ -109,14 +114,18 @@ const struct clockd_page *lib_page_open_slow(void)
 	pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
 	if (pg)
 		goto out;
+	if (page_path_errno) {
+		*err = page_path_errno;
+		goto out;
+	}
 	now = coarse_now();
 	if (page_next_try && now < page_next_try) {
-		errno = page_last_errno;
+		*err = page_last_errno;
 		goto out;
 	}
 	pg = page_map(&st);
 	if (!pg) {
-		page_last_errno = errno;
+		*err = page_last_errno = errno;
 		page_next_try = now + PAGE_RETRY_NS;
 		goto out;
 	}
@@ -125,6 +134,7 @@ const struct clockd_page *lib_page_open_slow(void)
 	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&page_lock);
+	errno = saved;
 	return pg;
 }
 
@@ -139,7 +149,8 @@ void lib_page_gone(void)
 	if (now < page_next_try)
 		goto out;
 	page_next_try = now + PAGE_RETRY_NS;
-	if (stat(page_path, &st) < 0 || (st.st_dev == page_dev && st.st_ino == page_ino))
+	if (page_path_errno || stat(page_path, &st) < 0 ||
+	    (st.st_dev == page_dev && st.st_ino == page_ino))
 		goto out;
 	pg = page_map(&st);
 	if (!pg)

@@ -23,6 +23,7 @@ CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
 	struct clockd_page_data d;
 	struct timespec ts;
 	int64_t kmono;
+	int err = 0;
 
 	if (!st) {
 		errno = EFAULT;
@@ -34,10 +35,10 @@ CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
 	}
 	memset(st, 0, sizeof(*st));
 	copy_name(st->page_path, lib_page_path(), sizeof(st->page_path));
-	pg = lib_page();
+	pg = lib_page(&err);
 	if (!pg) {
 		st->state = CLOCKD_STATE_ABSENT;
-		st->errno_hint = errno;
+		st->errno_hint = err;
 		return 0;
 	}
 	latch_snapshot(pg, &d);

@@ -105,6 +105,10 @@ static int key_set(const struct config_key *k, struct clockd_config *cfg, const 
 			snprintf(why, len, "path longer than %zu bytes", k->size - 1);
 			return -1;
 		}
+		if (strchr(v, '"')) {
+			snprintf(why, len, "'%s' contains a double quote", v);
+			return -1;
+		}
 		snprintf(field, k->size, "%s", v);
 		return 0;
 	}
@@ -162,7 +166,7 @@ static char *trim(char *s)
 }
 
 /* Split "key = value # comment" in place. 0 ok (key NULL for a blank
- * line), -1 with why. */
+ * line), -1 with why (and *key set when the line has one). */
 static int split_line(char *line, char **key, char **val, char *why, size_t len)
 {
 	char *eq, *v, *hash;
@@ -178,6 +182,11 @@ static int split_line(char *line, char **key, char **val, char *why, size_t len)
 	}
 	*eq = '\0';
 	*key = trim(line);
+	if (!**key || strspn(*key, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(*key)) {
+		snprintf(why, len, "'%s' is not a key name", *key);
+		*key = NULL;
+		return -1;
+	}
 	v = trim(eq + 1);
 	if (*v == '"') {
 		char *q = strchr(v + 1, '"');
@@ -198,10 +207,6 @@ static int split_line(char *line, char **key, char **val, char *why, size_t len)
 	if (hash)
 		*hash = '\0';
 	*val = trim(v);
-	if (!**key || strspn(*key, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(*key)) {
-		snprintf(why, len, "'%s' is not a key name", *key);
-		return -1;
-	}
 	if (!**val) {
 		snprintf(why, len, "empty value");
 		return -1;
@@ -212,7 +217,7 @@ static int split_line(char *line, char **key, char **val, char *why, size_t len)
 int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 {
 	struct clockd_config next = *cfg;
-	bool seen[sizeof(config_table) / sizeof(config_table[0])] = { false };
+	unsigned seen[sizeof(config_table) / sizeof(config_table[0])] = { 0 }; /* line of each key */
 	char line[1024], why[256];
 	unsigned lineno = 0;
 	int errors = 0;
@@ -239,7 +244,9 @@ int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 			continue;
 		}
 		if (split_line(line, &key, &val, why, sizeof(why)) < 0) {
-			if (errs)
+			if (errs && key)
+				fprintf(errs, "%s:%u: %s: %s\n", path, lineno, key, why);
+			else if (errs)
 				fprintf(errs, "%s:%u: %s\n", path, lineno, why);
 			errors++;
 			continue;
@@ -259,7 +266,7 @@ int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 			errors++;
 			continue;
 		}
-		seen[k - config_table] = true;
+		seen[k - config_table] = lineno;
 		if (key_set(k, &next, val, why, sizeof(why)) < 0) {
 			if (errs)
 				fprintf(errs, "%s:%u: %s: %s\n", path, lineno, key, why);
@@ -273,7 +280,15 @@ int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 	}
 	fclose(f);
 	if (!errors && config_check(&next, why, sizeof(why)) < 0) {
-		if (errs)
+		/* The checks are between hz and jiffies_wrap_after: cite the
+		 * line of whichever of them the file set last. */
+		unsigned a = seen[config_find("hz") - config_table];
+		unsigned b = seen[config_find("jiffies_wrap_after") - config_table];
+		unsigned at = a > b ? a : b;
+
+		if (errs && at)
+			fprintf(errs, "%s:%u: %s\n", path, at, why);
+		else if (errs)
 			fprintf(errs, "%s: %s\n", path, why);
 		errors++;
 	}
@@ -300,6 +315,8 @@ void config_write(FILE *out, const struct clockd_config *cfg)
 				memcpy(&n, field, sizeof(n));
 			}
 			fprintf(out, "%s = %llu\n", k->name, (unsigned long long)n);
+		} else if (k->type == CFG_PATH) {
+			fprintf(out, "%s = \"%s\"\n", k->name, field);
 		} else {
 			fprintf(out, "%s = %s\n", k->name, field);
 		}
