@@ -1,1 +1,19 @@
-# (filled in by its owner)
+# Daemon and library behaviour: exact tick arithmetic, the live daemon's
+# jiffies, the 32-bit wrap, restart continuity, and libclockd's errno.
+check_PROGRAMS += tests/daemon/tickmath tests/daemon/errno tests/daemon/probe
+TESTS += tests/daemon/tickmath tests/daemon/errno \
+	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh
+EXTRA_DIST += tests/daemon/common.sh \
+	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh
+
+tests_daemon_tickmath_SOURCES = tests/daemon/tickmath.c
+tests_daemon_tickmath_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_daemon_tickmath_LDADD = src/shared/libshared.la tests/libtap.la
+
+tests_daemon_errno_SOURCES = tests/daemon/errno.c
+tests_daemon_errno_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests \
+	-DCLOCKD_PATH='"$(abs_top_builddir)/src/clockd/clockd"'
+tests_daemon_errno_LDADD = src/libclockd/libclockd.la src/shared/libshared.la tests/libtap.la
+
+tests_daemon_probe_SOURCES = tests/daemon/probe.c
+tests_daemon_probe_LDADD = src/libclockd/libclockd.la src/shared/libshared.la
