@@ -171,9 +171,13 @@ struct clockd_status {
 	char page_path[256];
 };
 
-/* Fill *@st (of @size bytes, pass sizeof(*st)). Returns 0 whenever it could
+/* Size of the first version of struct clockd_status (0.1). */
+#define CLOCKD_STATUS_SIZE_V1 392
+
+/* Fill *@st (of @size bytes, pass sizeof(*st)); a caller built against an
+ * older, smaller struct gets just its fields. Returns 0 whenever it could
  * look, including for ABSENT/STALE/GONE states; -1 with EFAULT/EINVAL for a
- * NULL @st or a @size smaller than the first version of the struct. */
+ * NULL @st or a @size smaller than CLOCKD_STATUS_SIZE_V1. */
 int clockd_status(struct clockd_status *st, size_t size);
 
 /* Enable (1) or disable (0) the kernel-clock fallback described at the top

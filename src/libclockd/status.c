@@ -17,7 +17,28 @@ static void copy_name(char *dst, const char *src, size_t n)
 	dst[i] = '\0';
 }
 
-CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
+_Static_assert(sizeof(struct clockd_status) >= CLOCKD_STATUS_SIZE_V1, "status struct only grows");
+
+static void status_fill(struct clockd_status *st);
+
+CLOCKD_EXPORT int clockd_status(struct clockd_status *out, size_t size)
+{
+	struct clockd_status st;
+
+	if (!out) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (size < CLOCKD_STATUS_SIZE_V1) {
+		errno = EINVAL;
+		return -1;
+	}
+	status_fill(&st);
+	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
+	return 0;
+}
+
+static void status_fill(struct clockd_status *st)
 {
 	const struct clockd_page *pg;
 	struct clockd_page_data d;
@@ -25,21 +46,13 @@ CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
 	int64_t kmono;
 	int err = 0;
 
-	if (!st) {
-		errno = EFAULT;
-		return -1;
-	}
-	if (size < sizeof(*st)) {
-		errno = EINVAL;
-		return -1;
-	}
 	memset(st, 0, sizeof(*st));
 	copy_name(st->page_path, lib_page_path(), sizeof(st->page_path));
 	pg = lib_page(&err);
 	if (!pg) {
 		st->state = CLOCKD_STATE_ABSENT;
 		st->errno_hint = err;
-		return 0;
+		return;
 	}
 	latch_snapshot(pg, &d);
 	kmono = kclock_ns(CLOCK_MONOTONIC);
@@ -73,5 +86,4 @@ CLOCKD_EXPORT int clockd_status(struct clockd_status *st, size_t size)
 	else
 		st->mono_ns = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
 	st->uptime_ns = st->mono_ns - LOAD_RELAXED(&pg->start_mono_ns);
-	return 0;
 }

@@ -33,7 +33,7 @@ run --check-config -c "$T/good.conf"
 all=0
 for k in $KEYS; do grep -q "^$k = " "$T/out" || { echo "# key $k not printed"; all=1; }; done
 [ $st -eq 0 ] && [ $all -eq 0 ] && grep -qx "hz = 250" "$T/out" && grep -qx "source = posix" "$T/out" &&
-	grep -qx "page = /tmp/clockd-cmdline-never-used/page" "$T/out"
+	grep -qx 'page = "/tmp/clockd-cmdline-never-used/page"' "$T/out"
 ok $? "--check-config -c good.conf: exit 0, prints every key with the file's values"
 [ ! -e /tmp/clockd-cmdline-never-used ]
 ok $? "--check-config starts nothing (no page directory made)"

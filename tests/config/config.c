@@ -107,13 +107,13 @@ static void test_errors(void)
 	bad_file("log_level = loud\n", 1, "log_level", "is not one of: error warning notice info debug", NULL);
 	bad_file("page = run/clockd/page\n", 1, "page", "'run/clockd/page' is not an absolute path", NULL);
 	bad_file("page = \"/x\" extra\n", 1, "page", "text after the quoted value",
-		 "config.c: split_line's errors do not name the key");
-	bad_file("hz =\n", 1, "hz", "empty value", "config.c: split_line's errors do not name the key");
-	bad_file("hz =   # nothing\n", 1, "hz", "empty value", "config.c: split_line's errors do not name the key");
+		 NULL);
+	bad_file("hz =\n", 1, "hz", "empty value", NULL);
+	bad_file("hz =   # nothing\n", 1, "hz", "empty value", NULL);
 	bad_file("page = \"/run/x\n", 1, "page", "unterminated quoted value",
-		 "config.c: split_line's errors do not name the key");
+		 NULL);
 	bad_file("hz = 100000\njiffies_wrap_after = 50000\n", 2, "jiffies_wrap_after", "at most 42949 s",
-		 "config.c: the config_check error has no line number");
+		 NULL);
 }
 
 /* The errors the format above cannot hold yet still say where and why. */
@@ -136,10 +136,10 @@ static void test_error_lines_today(void)
 	      strncmp(errs, want, strlen(want)) == 0 && strstr(errs, "unterminated"),
 	      NULL, "unterminated quote: one FILE:LINE: line");
 	free(errs);
-	snprintf(want, sizeof(want), "%s: jiffies_wrap_after: ", path);
+	snprintf(want, sizeof(want), "%s:2: jiffies_wrap_after: ", path);
 	check(load(&cfg, "hz = 100000\njiffies_wrap_after = 50000\n", &errs) == -1 &&
 	      count_lines(errs) == 1 && strncmp(errs, want, strlen(want)) == 0 && strstr(errs, "42949"),
-	      NULL, "hz * jiffies_wrap_after >= 2^32: one FILE: jiffies_wrap_after: line with the limit");
+	      NULL, "hz * jiffies_wrap_after >= 2^32: one FILE:LINE: jiffies_wrap_after: line with the limit");
 	free(errs);
 	snprintf(want, sizeof(want), "%s:2: ", path);
 	{
@@ -294,7 +294,9 @@ static void test_defaults(void)
 	for (size_t i = 0; i < config_table_len; i++) {
 		char want[400];
 
-		snprintf(want, sizeof(want), "%s = %s\n", config_table[i].name, config_table[i].def);
+		/* paths are written quoted, so that any path reads back */
+		snprintf(want, sizeof(want), config_table[i].type == CFG_PATH ? "%s = \"%s\"\n" : "%s = %s\n",
+			 config_table[i].name, config_table[i].def);
 		if (strncmp(l, want, strlen(want)) != 0) {
 			tap_diag("key %s: want %s", config_table[i].name, want);
 			ok = false;
@@ -324,7 +326,7 @@ int main(void)
 	test_syntax();
 	round_trip("/run/clockd/page", NULL);
 	round_trip("/tmp/a b", NULL);
-	round_trip("/tmp/a#b", "config_write does not quote a value holding '#'");
+	round_trip("/tmp/a#b", NULL);
 	test_defaults();
 	unlink(path);
 	rmdir(dir);
