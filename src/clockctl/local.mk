@@ -1,1 +1,12 @@
-# (filled in by its owner)
+# clockctl: the command-line tool. It reads the daemon only through
+# libclockd's public API (dogfooding), so it links the installed library,
+# not src/shared.
+bin_PROGRAMS += src/clockctl/clockctl
+src_clockctl_clockctl_SOURCES = \
+	src/clockctl/clockctl.c src/clockctl/clockctl.h \
+	src/clockctl/output.c \
+	src/clockctl/status.c \
+	src/clockctl/time.c \
+	src/clockctl/watch.c
+src_clockctl_clockctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la $(JSONC_LIBS) -lm

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * clockctl status: everything clockd_status() reports. The report is
+ * printed whatever the state; the exit status says whether the daemon is
+ * live (0) or not (3), as systemctl status does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <clockd/page.h>
+
+#include "clockctl/clockctl.h"
+
+static const struct {
+	uint32_t bit;
+	const char *name;
+} page_flags[] = {
+	{ CLOCKD_PAGE_RUNNING, "running" },
+	{ CLOCKD_PAGE_SYNCED, "synced" },
+	{ CLOCKD_PAGE_FAULT, "fault" },
+	{ CLOCKD_PAGE_STOPPING, "stopping" },
+};
+#define N_PAGE_FLAGS (sizeof(page_flags) / sizeof(page_flags[0]))
+
+static const char *vclock_name(uint32_t mode)
+{
+	static const char *const names[] = {
+		[CLOCKD_VCLOCK_NONE] = "none",
+		[CLOCKD_VCLOCK_TSC] = "tsc",
+		[CLOCKD_VCLOCK_POSIX] = "posix",
+	};
+
+	return mode < sizeof(names) / sizeof(names[0]) ? names[mode] : "unknown";
+}
+
+/* The state in a few words, for the text report. */
+static void describe_state(const struct clockd_status *st, char *buf, size_t len)
+{
+	switch (st->state) {
+	case CLOCKD_STATE_LIVE:
+		snprintf(buf, len, "a daemon owns the page and updates it");
+		break;
+	case CLOCKD_STATE_STALE:
+		snprintf(buf, len, "the daemon is alive but has not updated the page in time");
+		break;
+	case CLOCKD_STATE_GONE:
+		snprintf(buf, len, "the daemon that wrote the page exited or was killed");
+		break;
+	default:
+		snprintf(buf, len, "%s", strerror(st->errno_hint));
+		break;
+	}
+}
+
+#define FIELD(label, ...)                          \
+	do {                                       \
+		printf("%12s: ", label);           \
+		printf(__VA_ARGS__);               \
+		putchar('\n');                     \
+	} while (0)
+
+static void print_flags(uint32_t flags)
+{
+	uint32_t known = 0;
+	const char *sep = "";
+
+	printf("%12s: ", "flags");
+	for (size_t i = 0; i < N_PAGE_FLAGS; i++) {
+		known |= page_flags[i].bit;
+		if (flags & page_flags[i].bit) {
+			printf("%s%s", sep, page_flags[i].name);
+			sep = " ";
+		}
+	}
+	if (flags & ~known)
+		printf("%s0x%" PRIx32, sep, flags & ~known);
+	else if (!flags)
+		printf("none");
+	putchar('\n');
+}
+
+static void print_xtime(const struct clockd_status *st)
+{
+	char date[64] = "";
+	time_t t = (time_t)st->xtime_sec;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(date, sizeof(date), " (%Y-%m-%d %H:%M:%S UTC)", &tm);
+	FIELD("xtime", "%" PRId64 ".%09" PRId64 "%s", st->xtime_sec, st->xtime_nsec, date);
+}
+
+static void status_text(const struct clockd_status *st)
+{
+	char why[128], num[32];
+
+	describe_state(st, why, sizeof(why));
+	FIELD("state", "%s (%s)", ctl_state_name(st->state), why);
+	FIELD("page", "%s", st->page_path);
+	if (st->state == CLOCKD_STATE_ABSENT)
+		return;
+	FIELD("pid", "%" PRIu32, st->pid);
+	FIELD("source", "%s", st->source);
+	FIELD("tick", "%s", st->tick);
+	FIELD("HZ", "%" PRIu32, st->hz);
+	FIELD("jiffies_64", "%" PRIu64, st->jiffies_64);
+	print_xtime(st);
+	FIELD("generation", "%" PRIu64, st->generation);
+	FIELD("uptime", "%s s", ctl_fmt_ns(num, sizeof(num), st->uptime_ns));
+	FIELD("last update", "%.3f ms ago (stale after %.3f ms)", (double)st->age_ns / 1e6,
+	      (double)st->stale_ns / 1e6);
+	print_flags(st->flags);
+	FIELD("vclock", "%s", vclock_name(st->vclock_mode));
+	FIELD("discipline", "offset %+" PRId64 " ns, frequency %+" PRId64 " ppb", st->offset_ns,
+	      st->freq_ppb);
+}
+
+static struct json_object *flags_json(uint32_t flags)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < N_PAGE_FLAGS; i++)
+		json_object_object_add(o, page_flags[i].name,
+				       json_object_new_boolean(!!(flags & page_flags[i].bit)));
+	json_object_object_add(o, "raw", json_object_new_uint64(flags));
+	return o;
+}
+
+static void status_json(const struct clockd_status *st)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "state", json_object_new_string(ctl_state_name(st->state)));
+	json_object_object_add(o, "page", json_object_new_string(st->page_path));
+	if (st->state != CLOCKD_STATE_LIVE) {
+		json_object_object_add(o, "errno", json_object_new_int(st->errno_hint));
+		json_object_object_add(o, "error", json_object_new_string(strerror(st->errno_hint)));
+	}
+	if (st->state != CLOCKD_STATE_ABSENT) {
+		json_object_object_add(o, "pid", json_object_new_uint64(st->pid));
+		json_object_object_add(o, "source", json_object_new_string(st->source));
+		json_object_object_add(o, "tick", json_object_new_string(st->tick));
+		json_object_object_add(o, "hz", json_object_new_uint64(st->hz));
+		json_object_object_add(o, "jiffies_64", json_object_new_uint64(st->jiffies_64));
+		json_object_object_add(o, "initial_jiffies", json_object_new_uint64(st->initial_jiffies));
+		json_object_object_add(o, "xtime_sec", json_object_new_int64(st->xtime_sec));
+		json_object_object_add(o, "xtime_nsec", json_object_new_int64(st->xtime_nsec));
+		json_object_object_add(o, "generation", json_object_new_uint64(st->generation));
+		json_object_object_add(o, "monotonic_ns", json_object_new_int64(st->mono_ns));
+		json_object_object_add(o, "uptime_ns", json_object_new_int64(st->uptime_ns));
+		json_object_object_add(o, "age_ns", json_object_new_int64(st->age_ns));
+		json_object_object_add(o, "stale_ns", json_object_new_uint64(st->stale_ns));
+		json_object_object_add(o, "flags", flags_json(st->flags));
+		json_object_object_add(o, "vclock", json_object_new_string(vclock_name(st->vclock_mode)));
+		json_object_object_add(o, "offset_ns", json_object_new_int64(st->offset_ns));
+		json_object_object_add(o, "freq_ppb", json_object_new_int64(st->freq_ppb));
+	}
+	ctl_json_print(o);
+}
+
+int verb_status(const struct ctl *ctl, int argc, char **argv)
+{
+	struct clockd_status st;
+
+	if (clockd_status(&st, sizeof(st)) < 0) {
+		ctl_error("clockd_status: %s", strerror(errno));
+		return CTL_EXIT_DAEMON;
+	}
+	if (ctl->json)
+		status_json(&st);
+	else
+		status_text(&st);
+	return st.state == CLOCKD_STATE_LIVE ? CTL_EXIT_OK : CTL_EXIT_NOT_LIVE;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * clockctl watch: a line per interval (a JSON object per line with --json)
+ * until COUNT lines are printed or SIGINT/SIGTERM arrives. It reports the
+ * daemon's state on every line rather than failing, so it can watch a
+ * daemon stop and start again.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clockctl/clockctl.h"
+
+#define NSEC_PER_SEC 1000000000LL
+/* Longest interval accepted, s: a day is plenty, and keeps the ns count
+ * far from overflow. */
+#define WATCH_INTERVAL_MAX 86400.0
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop_signal(int sig)
+{
+	watch_stop = 1;
+}
+
+/* No SA_RESTART: the signal interrupts clock_nanosleep with EINTR. A
+ * signal arriving between the check of watch_stop and the sleep is seen
+ * one interval late; that window is a few instructions wide. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* SECONDS: a positive decimal number, fractions allowed. */
+static int parse_interval(const char *s, int64_t *ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > WATCH_INTERVAL_MAX)
+		return -1;
+	*ns = llround(v * (double)NSEC_PER_SEC);
+	return *ns > 0 ? 0 : -1;
+}
+
+/* COUNT: a non-negative decimal integer; 0 means forever. */
+static int parse_count(const char *s, uint64_t *count)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9') /* strtoull would accept "-1" and " 1" */
+		return -1;
+	errno = 0;
+	*count = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_watch_args(int argc, char **argv, int64_t *interval_ns, uint64_t *count)
+{
+	enum { OPT_INTERVAL = CTL_OPT_LONG, OPT_COUNT };
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0; /* restart GNU getopt on the verb's own arguments */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:n:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case OPT_INTERVAL:
+			if (parse_interval(optarg, interval_ns) < 0)
+				return ctl_usage_error("watch: --interval '%s': not a number of seconds "
+						       "in (0, %g]", optarg, WATCH_INTERVAL_MAX);
+			break;
+		case 'n':
+		case OPT_COUNT:
+			if (parse_count(optarg, count) < 0)
+				return ctl_usage_error("watch: --count '%s': not a count (0 = forever)",
+						       optarg);
+			break;
+		default:
+			return ctl_option_error(argv, "watch: ", c);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("watch: '%s': unexpected argument", argv[optind]);
+	return 0;
+}
+
+struct sample {
+	uint32_t state;
+	uint64_t j64;
+	bool have_mono, have_real;
+	struct timespec mono, real;
+};
+
+static void take_sample(struct sample *s)
+{
+	struct clockd_status st;
+
+	memset(s, 0, sizeof(*s));
+	if (clockd_status(&st, sizeof(st)) == 0) {
+		s->state = st.state;
+		s->j64 = st.jiffies_64;
+	}
+	s->have_mono = clockd_clock_gettime(CLOCKD_MONOTONIC, &s->mono) == 0;
+	s->have_real = clockd_clock_gettime(CLOCKD_REALTIME, &s->real) == 0;
+}
+
+static void sample_json(const struct sample *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "jiffies_64", s->state == CLOCKD_STATE_ABSENT
+							? NULL : json_object_new_uint64(s->j64));
+	json_object_object_add(o, "monotonic_ns",
+			       s->have_mono ? json_object_new_int64(ctl_ts_ns(&s->mono)) : NULL);
+	json_object_object_add(o, "realtime_ns",
+			       s->have_real ? json_object_new_int64(ctl_ts_ns(&s->real)) : NULL);
+	json_object_object_add(o, "state", json_object_new_string(ctl_state_name(s->state)));
+	ctl_json_print(o);
+}
+
+static void sample_text(const struct sample *s)
+{
+	char mono[32] = "-", real[32] = "-", jif[24] = "-";
+
+	if (s->state != CLOCKD_STATE_ABSENT)
+		snprintf(jif, sizeof(jif), "%" PRIu64, s->j64);
+	if (s->have_mono)
+		ctl_fmt_ns(mono, sizeof(mono), ctl_ts_ns(&s->mono));
+	if (s->have_real)
+		ctl_fmt_ns(real, sizeof(real), ctl_ts_ns(&s->real));
+	printf("jiffies %s  monotonic %s  realtime %s  %s\n", jif, mono, real,
+	       ctl_state_name(s->state));
+}
+
+static struct timespec ns_to_timespec(int64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / NSEC_PER_SEC), .tv_nsec = (long)(ns % NSEC_PER_SEC) };
+
+	return ts;
+}
+
+/* Sleep until @deadline_ns of the kernel's CLOCK_MONOTONIC, or a signal. */
+static void sleep_until(int64_t deadline_ns)
+{
+	struct timespec ts = ns_to_timespec(deadline_ns);
+
+	while (!watch_stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int verb_watch(const struct ctl *ctl, int argc, char **argv)
+{
+	int64_t interval_ns = NSEC_PER_SEC, next;
+	uint64_t count = 0, printed = 0;
+	struct timespec now;
+	struct sample s;
+	int rc;
+
+	rc = parse_watch_args(argc, argv, &interval_ns, &count);
+	if (rc)
+		return rc;
+	catch_stop_signals();
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* Absolute deadlines: the interval does not drift by the time the
+	 * lines take to print. */
+	next = ctl_ts_ns(&now);
+	while (!watch_stop) {
+		take_sample(&s);
+		if (ctl->json)
+			sample_json(&s);
+		else
+			sample_text(&s);
+		fflush(stdout);
+		if (count && ++printed == count)
+			break;
+		next += interval_ns;
+		sleep_until(next);
+	}
+	return CTL_EXIT_OK;
+}

@@ -1,0 +1,145 @@
+#!/bin/sh
+# clockctl without a daemon: help, version, usage errors (exit 2), and a
+# page that does not exist (time/jiffies exit 1, status exits 3).
+. "$top_srcdir/tests/clockctl/lib.sh"
+
+verbs="status time jiffies watch help"
+nopage=$tmp/no-such-dir/page
+
+# --- help and version ---
+run --help
+check $? "--help exits 0"
+missing=
+for v in $verbs; do
+	grep -Eq "^  $v( |\$)" "$tmp/out" || missing="$missing $v"
+done
+[ -z "$missing" ]
+check $? "--help lists every verb (missing:${missing:-none})"
+grep -q '^  2 ' "$tmp/out" && grep -q '^  3 ' "$tmp/out"
+check $? "--help documents the exit status"
+
+"$CLOCKCTL" --help >"$tmp/help1"
+"$CLOCKCTL" help >"$tmp/help2"
+cmp -s "$tmp/help1" "$tmp/help2"
+ok $? "the help verb prints the same as --help"
+
+run --json help
+cp "$tmp/out" "$tmp/help.json"
+names=$(jq -r '.[].name' "$tmp/out" 2>/dev/null | tr '\n' ' ')
+[ "$names" = "$verbs " ]
+check $? "--json help lists the verb table: $names"
+
+version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
+run --version
+[ "$rc" -eq 0 ] && grep -qx "clockctl $version (libclockd $version)" "$tmp/out"
+check $? "--version prints clockctl and libclockd $version"
+run -V
+[ "$rc" -eq 0 ] && grep -q "^clockctl $version" "$tmp/out"
+check $? "-V is --version"
+run --json --version
+[ "$(jq -r '.clockctl + " " + .libclockd' "$tmp/out" 2>/dev/null)" = "$version $version" ]
+check $? "--json --version"
+
+# --- usage errors: exit 2, one line on stderr with a hint, no output ---
+usage_case() { # usage_case DESCRIPTION ARGS...
+	desc=$1
+	shift
+	run --page "$nopage" "$@"
+	[ "$rc" -eq 2 ] && one_error_line && grep -q -- '--help' "$tmp/err" && [ ! -s "$tmp/out" ]
+	check $? "usage error exits 2 with one line on stderr: $desc"
+}
+usage_case "unknown verb" frobnicate
+usage_case "watch -i abc" watch -i abc
+usage_case "watch -i -1" watch -i -1
+usage_case "watch -i 0" watch -i 0
+usage_case "watch --interval=nan" watch --interval=nan
+usage_case "watch -n -1" watch -n -1
+usage_case "watch -n 2x" watch -n 2x
+usage_case "watch -i without its value" watch -i
+usage_case "unknown watch option" watch --bogus
+usage_case "unknown global option" --bogus
+usage_case "unknown short option" -x
+usage_case "--json=1" --json=1
+usage_case "argument to status" status extra
+usage_case "empty --page" --page ""
+run --page "$nopage" frobnicate
+grep -q 'frobnicate' "$tmp/err"
+check $? "the unknown verb is named in the message"
+run --page "$nopage" watch -i abc
+grep -q "'abc'" "$tmp/err"
+check $? "the bad interval is named in the message"
+
+# --- no page: the daemon cannot answer ---
+for verb in time jiffies; do
+	run --page "$nopage" $verb
+	[ "$rc" -eq 1 ] && one_error_line && grep -qF "$nopage" "$tmp/err" &&
+		grep -q 'No such file' "$tmp/err"
+	check $? "$verb without a page exits 1 naming the page and the reason"
+	run --page "$nopage" --json $verb
+	[ "$rc" -eq 1 ] && one_error_line && [ ! -s "$tmp/out" ]
+	check $? "--json $verb without a page exits 1, nothing on stdout"
+done
+
+run --page "$nopage" status
+[ "$rc" -eq 3 ] && grep -Eq 'state: +absent' "$tmp/out" && grep -q 'No such file' "$tmp/out" &&
+	grep -qF "$nopage" "$tmp/out"
+check $? "status without a page says absent, why and where, exits 3"
+
+run --page "$nopage"
+[ "$rc" -eq 3 ] && grep -Eq 'state: +absent' "$tmp/out"
+check $? "status is the default verb"
+
+run --page "$nopage" --json status
+[ "$rc" -eq 3 ] &&
+	jq -e --arg p "$nopage" '.state == "absent" and .page == $p and .errno == 2 and
+		(.error | test("No such file"))' "$tmp/out" >/dev/null
+check $? "--json status without a page: state absent, page, errno 2"
+
+# The page comes from $CLOCKD_SHM, and --page overrides it.
+CLOCKD_SHM=$nopage "$CLOCKCTL" --json status >"$tmp/out" 2>"$tmp/err"
+rc=$?
+jq -e --arg p "$nopage" '.page == $p' "$tmp/out" >/dev/null
+check $? "CLOCKD_SHM picks the page"
+CLOCKD_SHM=/elsewhere/page "$CLOCKCTL" --page "$nopage" --json status >"$tmp/out" 2>"$tmp/err"
+rc=$?
+jq -e --arg p "$nopage" '.page == $p' "$tmp/out" >/dev/null
+check $? "--page overrides CLOCKD_SHM"
+
+# watch keeps reporting the state rather than failing.
+run --page "$nopage" watch -n 1 -i 0.01
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] && grep -q 'absent$' "$tmp/out"
+check $? "watch without a page prints its line with state absent"
+run --page "$nopage" --json watch -n 1 -i 0.01
+jq -e '.state == "absent" and .jiffies_64 == null and .monotonic_ns == null' "$tmp/out" >/dev/null
+check $? "--json watch without a page: state absent, null values"
+
+# --- the man page documents every verb of the table, and renders ---
+man_page=$top_srcdir/man/clockctl.1
+# The tags of the .TP paragraphs in VERBS, fonts stripped, first word.
+man_verbs=$(awk '/^\.SH/ { sec = $0 } sec ~ /VERBS/ && prev == ".TP" { print } { prev = $0 }' \
+	"$man_page" | sed 's/\\f[BIRP]//g; s/^\.BR* //' | awk '{ print $1 }' | tr '\n' ' ')
+missing=
+for v in $(jq -r '.[].name' "$tmp/help.json"); do
+	case " $man_verbs " in
+	*" $v "*) ;;
+	*) missing="$missing $v" ;;
+	esac
+done
+[ -n "$man_verbs" ] && [ -z "$missing" ]
+ok $? "clockctl(1) documents every verb of the table (missing:${missing:-none})"
+missing=
+for s in NAME SYNOPSIS DESCRIPTION OPTIONS VERBS "EXIT STATUS" ENVIRONMENT EXAMPLES "SEE ALSO"; do
+	grep -q "^\\.SH \"*$s\"*\$" "$man_page" || missing="$missing [$s]"
+done
+[ -z "$missing" ]
+ok $? "clockctl(1) has every section (missing:${missing:-none})"
+if command -v groff >/dev/null 2>&1; then
+	groff -man -Tutf8 -ww -z "$man_page" >"$tmp/groff.err" 2>&1
+	[ ! -s "$tmp/groff.err" ]
+	ok $? "clockctl(1) renders without groff warnings"
+	[ -s "$tmp/groff.err" ] && diag "$(cat "$tmp/groff.err")"
+else
+	skip "groff is not installed"
+fi
+
+done_testing
