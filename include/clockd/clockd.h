@@ -172,7 +172,7 @@ struct clockd_status {
 };
 
 /* Size of the first version of struct clockd_status (0.1). */
-#define CLOCKD_STATUS_SIZE_V1 392
+#define CLOCKD_STATUS_SIZE_V1 432
 
 /* Fill *@st (of @size bytes, pass sizeof(*st)); a caller built against an
  * older, smaller struct gets just its fields. Returns 0 whenever it could
