@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Jiffies, HZ and xtime: the kernel-flavoured reads. */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "libclockd/internal.h"
 #include "shared/latch.h"
@@ -59,9 +60,23 @@ CLOCKD_EXPORT struct timespec clockd_current_kernel_time(void)
 	return ts;
 }
 
-static uint64_t sat64(unsigned __int128 v)
+/*
+ * v * mul / div, rounded down or up, saturating at UINT64_MAX, in 64-bit
+ * arithmetic (the library builds for 32-bit targets, which have no 128-bit
+ * integers). Exact when (div - 1) * mul fits 64 bits: here mul and div are
+ * at most 1e9, so it is at most 1e18.
+ */
+static uint64_t muldiv_sat(uint64_t v, uint64_t mul, uint64_t div, bool round_up)
 {
-	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+	uint64_t q = v / div, r = v % div;
+	uint64_t hi, lo = r * mul / div;
+
+	if (round_up && (r * mul) % div)
+		lo++;
+	if (mul && q > UINT64_MAX / mul)
+		return UINT64_MAX;
+	hi = q * mul;
+	return hi > UINT64_MAX - lo ? UINT64_MAX : hi + lo;
 }
 
 /* j ticks in units of 1/@per_sec s, rounded down. */
@@ -69,9 +84,7 @@ static uint64_t jiffies_to(uint64_t j, uint64_t per_sec)
 {
 	unsigned int hz = clockd_hz();
 
-	if (!hz)
-		return 0;
-	return sat64((unsigned __int128)j * per_sec / hz);
+	return hz ? muldiv_sat(j, per_sec, hz, false) : 0;
 }
 
 /* @v units of 1/@per_sec s in ticks, rounded up. */
@@ -79,9 +92,7 @@ static uint64_t to_jiffies(uint64_t v, uint64_t per_sec)
 {
 	unsigned int hz = clockd_hz();
 
-	if (!hz)
-		return 0;
-	return sat64(((unsigned __int128)v * hz + per_sec - 1) / per_sec);
+	return hz ? muldiv_sat(v, hz, per_sec, true) : 0;
 }
 
 CLOCKD_EXPORT uint64_t clockd_jiffies_to_msecs(uint64_t j) { return jiffies_to(j, 1000); }

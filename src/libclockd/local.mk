@@ -9,7 +9,7 @@ LIBCLOCKD_SOURCES = \
 	src/libclockd/jiffies.c \
 	src/libclockd/status.c \
 	src/shared/latch.c src/shared/latch.h \
-	src/shared/tickmath.c src/shared/tickmath.h \
+	src/shared/tickmath.h \
 	src/shared/tsc.h
 src_libclockd_libclockd_la_SOURCES = $(LIBCLOCKD_SOURCES)
 src_libclockd_libclockd_la_LDFLAGS = \

@@ -46,11 +46,3 @@ bool calc_mult_shift(uint64_t freq_hz, uint64_t max_cycles, uint32_t *mult, uint
 	return false;
 }
 
-int64_t kclock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) != 0)
-		abort(); /* only for ids this program chose itself */
-	return ts_to_ns(&ts);
-}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Exact tick and counter arithmetic, shared by the daemon and the tests.
+ * tickmath.c uses 128-bit integers and is built for the daemon only; what
+ * libclockd uses from here is inline and portable to 32-bit targets.
  *
  * Tick k of an epoch falls at epoch + floor(k * 1e9 / hz) ns. Computing each
  * tick's time from k (not by adding a rounded period) keeps a rate such as
@@ -11,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define NSEC_PER_SEC 1000000000ull
@@ -66,7 +69,15 @@ static inline struct timespec ns_to_ts(int64_t ns)
 	return ts;
 }
 
-/* The kernel clock @id in ns (aborts on an impossible failure). */
-int64_t kclock_ns(clockid_t id);
+/* The kernel clock @id in ns, for ids the caller chose itself (the clock
+ * ids every Linux kernel has): a failure is impossible, and aborts. */
+static inline int64_t kclock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		abort();
+	return ts_to_ns(&ts);
+}
 
 #endif
