@@ -17,6 +17,10 @@
  *                             STOPPING flag)
  *   probe after MONO_NS JIFFIES   never below, and soon above, these values
  *   probe show                print "generation hz flags"
+ *   probe reads               every clockd clock and jiffies_64, once each:
+ *                             exit 0 if all succeed, 3 if all fail with
+ *                             ESTALE, 1 otherwise
+ *   probe state               print clockd_status()'s state number
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -345,6 +349,42 @@ static int cmd_show(void)
 	return 0;
 }
 
+static int cmd_reads(void)
+{
+	static const clockid_t ids[] = {
+		CLOCKD_REALTIME, CLOCKD_MONOTONIC, CLOCKD_MONOTONIC_RAW,
+		CLOCKD_REALTIME_COARSE, CLOCKD_MONOTONIC_COARSE,
+	};
+	int good = 0, stale = 0, n = 0;
+	struct timespec ts;
+	uint64_t j;
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++, n++) {
+		int r = clockd_clock_gettime(ids[i], &ts);
+
+		printf("# clock %#x: %s\n", (unsigned)ids[i], r == 0 ? "ok" : strerror(errno));
+		good += r == 0;
+		stale += r != 0 && errno == ESTALE;
+	}
+	errno = 0;
+	j = clockd_get_jiffies_64();
+	printf("# jiffies_64: %s\n", errno ? strerror(errno) : "ok");
+	good += errno == 0 && j != 0;
+	stale += errno == ESTALE;
+	n++;
+	return good == n ? 0 : stale == n ? 3 : 1;
+}
+
+static int cmd_state(void)
+{
+	struct clockd_status st;
+
+	if (clockd_status(&st, sizeof(st)) != 0)
+		return 2;
+	printf("%u\n", st.state);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -364,6 +404,10 @@ int main(int argc, char **argv)
 		return cmd_after(strtoll(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
 	if (strcmp(cmd, "show") == 0)
 		return cmd_show();
-	fprintf(stderr, "usage: probe live|ticks|wrap|watch|gone|after|show ...\n");
+	if (strcmp(cmd, "reads") == 0)
+		return cmd_reads();
+	if (strcmp(cmd, "state") == 0)
+		return cmd_state();
+	fprintf(stderr, "usage: probe live|ticks|wrap|watch|gone|after|show|reads|state ...\n");
 	return 2;
 }

@@ -1,0 +1,86 @@
+#!/bin/sh
+# The project's one entry point for set-up, build, run and test on a fresh
+# Debian 12 machine (as root; packages are installed with apt when missing).
+#
+#   build-aux/ci.sh run    install what is missing, build, run clockd in the
+#                          foreground on its embedded defaults (Ctrl-C stops)
+#   build-aux/ci.sh test   install what is missing, then the whole suite:
+#                          -Werror build + make check, an ASan/UBSan build +
+#                          make check, and make distcheck
+#   build-aux/ci.sh bench  install, build, make bench
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+mode=${1:-test}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+PACKAGES="build-essential autoconf automake libtool pkg-config
+libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
+gcc-multilib libtsan2 jq valgrind groff-base man-db xz-utils qemu-user"
+
+deps() {
+	missing=
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "ci.sh: missing packages:$missing (run as root, or install them)" >&2
+		exit 1
+	fi
+	echo "ci.sh: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# build DIR [configure args...]
+build() {
+	dir=$1; shift
+	[ -x configure ] && [ -f build-aux/tap-driver.sh ] || ./autogen.sh
+	mkdir -p "$dir"
+	(cd "$dir" && { [ -f Makefile ] || "$top/configure" --enable-werror "$@"; } && make -j"$jobs")
+}
+
+# check DIR: make check, showing the logs of failures
+check() {
+	if ! (cd "$1" && make -j"$jobs" check); then
+		find "$1/tests" -name '*.log' -exec grep -l -E '^(not ok|Bail out)|^# (FAIL|ERROR): [1-9]' {} + 2>/dev/null |
+			while read -r log; do echo "==== $log"; tail -n 60 "$log"; done
+		exit 1
+	fi
+}
+
+case $mode in
+run)
+	deps
+	build build
+	mkdir -p /run/clockd
+	echo "ci.sh: starting clockd (page /run/clockd/page); try: build/src/clockctl/clockctl status"
+	exec build/src/clockd/clockd
+	;;
+test)
+	deps
+	start=$(date +%s)
+	echo "== build (-Werror) and make check"
+	build build
+	check build
+	echo "== ASan + UBSan build and make check"
+	san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+	build build-asan CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 check build-asan
+	echo "== make distcheck"
+	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror)
+	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
+	;;
+bench)
+	deps
+	build build
+	(cd build && make bench)
+	;;
+*)
+	echo "usage: $0 run|test|bench" >&2
+	exit 2
+	;;
+esac
