@@ -7,6 +7,12 @@
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
+/* A change of the kernel's wall offset larger than this is a step of the
+ * system time that CLOCKD_REALTIME follows. Reading the two kernel clocks
+ * one after the other costs tens of ns, so smaller changes are noise; they
+ * are not lost, they add up until they pass this. */
+#define WALL_STEP_NS 10000
+
 /* A rate change that slows the clock pivots this far ahead of the update
  * (see tk_set_rate), in ns of counter time: a reader still using the old
  * rate up to this long after the daemon read the counter never sees time
@@ -43,6 +49,33 @@ static void base_set_ns(struct timekeeper *tk, struct tk_base *b, int64_t ns)
 
 	b->sec = ts.tv_sec;
 	b->snsec = (uint64_t)ts.tv_nsec << tk->shift;
+}
+
+/* Step @b by @ns (either sign), keeping its sub-ns fraction. */
+static void base_step(struct timekeeper *tk, struct tk_base *b, int64_t ns)
+{
+	uint64_t frac = b->snsec & ((1ull << tk->shift) - 1);
+
+	base_set_ns(tk, b, base_ns(tk, b) + ns);
+	b->snsec |= frac;
+}
+
+/* Follow a step of the kernel's realtime (see timekeeper.h). */
+static void tk_follow_wall(struct timekeeper *tk)
+{
+	int64_t wall = kclock_ns(CLOCK_REALTIME) - tk->kernel_mono_ns;
+	int64_t step = wall - tk->kernel_wall_ns;
+
+	if (step >= -WALL_STEP_NS && step <= WALL_STEP_NS)
+		return;
+	base_step(tk, &tk->real, step);
+	tk->kernel_wall_ns = wall;
+	if (tk->wall_steps++ == 0)
+		log_notice("the system time was stepped by %+lld ns; CLOCKD_REALTIME follows "
+			   "(further steps are logged at debug level)", (long long)step);
+	else
+		log_debug("the system time was stepped by %+lld ns (step %llu)", (long long)step,
+			  (unsigned long long)tk->wall_steps);
 }
 
 int64_t tk_mono_ns(const struct timekeeper *tk)
@@ -197,6 +230,7 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 		tk->kernel_raw_ns = kclock_ns(CLOCK_MONOTONIC_RAW);
 	}
 	tk_start_epoch(tk, pf, cfg);
+	tk->kernel_wall_ns = tk->kernel_real_ns - tk->kernel_mono_ns;
 	tk_compute_jiffies(tk);
 
 	pg->hz = tk->hz;
@@ -235,6 +269,7 @@ void tk_update(struct timekeeper *tk)
 	base_add(tk, &tk->real, (unsigned __int128)delta * tk->mult);
 	base_add(tk, &tk->raw, (unsigned __int128)delta * tk->raw_mult);
 	tk->cycle_last = now;
+	tk_follow_wall(tk);
 	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
 		tk_set_rate(tk, freq);
 	tk_compute_jiffies(tk);

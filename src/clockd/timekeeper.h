@@ -11,6 +11,14 @@
  * repeated); jiffies_64 is a function of monotonic time, so it continues
  * too. A different HZ, or a page from another boot, starts a new jiffies
  * epoch at the next tick number.
+ *
+ * Realtime: CLOCKD_REALTIME runs at clockd's rate from an offset to
+ * CLOCKD_MONOTONIC that follows the kernel's own wall offset (its
+ * CLOCK_REALTIME - CLOCK_MONOTONIC). That offset moves only when the system
+ * time is stepped (settimeofday, chronyd's makestep, a hypervisor's wall
+ * clock sync; NTP slewing changes both kernel clocks alike), so clockd's
+ * realtime takes every step of the system time, and no slew. The discipline
+ * issue replaces this with a reference.
  */
 #ifndef CLOCKD_TIMEKEEPER_H
 #define CLOCKD_TIMEKEEPER_H
@@ -40,6 +48,8 @@ struct timekeeper {
 	uint64_t jiffies;
 	int64_t kernel_mono_ns;  /* kernel CLOCK_MONOTONIC at the last update */
 	int64_t kernel_real_ns, kernel_raw_ns; /* at start only */
+	int64_t kernel_wall_ns;  /* kernel REALTIME - MONOTONIC last followed */
+	uint64_t wall_steps;     /* kernel realtime steps followed */
 	uint64_t updates;
 	uint64_t backwards;      /* counter reads behind cycle_last */
 };

@@ -7,7 +7,7 @@
 # is cleared and reads succeed again. Both transitions are logged once.
 . "$top_srcdir/tests/daemon/common.sh"
 
-preload=$top_builddir/tests/daemon/.libs/stall-preload.so
+preload=$top_builddir/tests/daemon/.libs/trap-preload.so
 [ -f "$preload" ] || { echo "Bail out! $preload not built"; exit 99; }
 # An ASan daemon wants its runtime first; the trap is preloaded before it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"

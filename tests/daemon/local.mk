@@ -3,16 +3,17 @@
 check_PROGRAMS += tests/daemon/tickmath tests/daemon/errno tests/daemon/probe
 TESTS += tests/daemon/tickmath tests/daemon/errno \
 	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh \
-	tests/daemon/alarm.sh
+	tests/daemon/alarm.sh tests/daemon/wallstep.sh
 EXTRA_DIST += tests/daemon/common.sh \
 	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh \
-	tests/daemon/alarm.sh
+	tests/daemon/alarm.sh tests/daemon/wallstep.sh
 
-# alarm.sh's LD_PRELOAD trap (a shared object, built for the tests only).
-check_LTLIBRARIES += tests/daemon/stall-preload.la
-tests_daemon_stall_preload_la_SOURCES = tests/daemon/stall-preload.c
-tests_daemon_stall_preload_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-tests_daemon_stall_preload_la_LIBADD = -ldl
+# The LD_PRELOAD traps of alarm.sh and wallstep.sh (a shared object, built
+# for the tests only).
+check_LTLIBRARIES += tests/daemon/trap-preload.la
+tests_daemon_trap_preload_la_SOURCES = tests/daemon/trap-preload.c
+tests_daemon_trap_preload_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_daemon_trap_preload_la_LIBADD = -ldl
 
 tests_daemon_tickmath_SOURCES = tests/daemon/tickmath.c
 tests_daemon_tickmath_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * LD_PRELOAD traps for the daemon tests (kmod's way of testing a daemon's
+ * failure paths without hooks in the daemon):
+ *
+ *  - $CLOCKD_TEST_STALL names a file; while it exists, read() on a timerfd
+ *    does not return, so the tick thread hangs in its tick device exactly
+ *    as on a hung device (alarm.sh);
+ *  - $CLOCKD_TEST_REALTIME_OFFSET names a file holding a number of ns; the
+ *    process sees CLOCK_REALTIME (and CLOCK_REALTIME_COARSE) shifted by it,
+ *    so writing the file steps the system time as far as the daemon can
+ *    tell, without touching the machine's clock (wallstep.sh).
+ *
+ * Everything else goes straight to libc.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT ssize_t read(int fd, void *buf, size_t count);
+EXPORT int clock_gettime(clockid_t id, struct timespec *ts);
+
+static int is_timerfd(int fd)
+{
+	char link[64], target[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[timerfd]") == 0;
+}
+
+ssize_t read(int fd, void *buf, size_t count)
+{
+	static ssize_t (*real_read)(int, void *, size_t);
+	const char *trigger = getenv("CLOCKD_TEST_STALL");
+	struct timespec nap = { 0, 1000000 };
+
+	if (!real_read)
+		*(void **)&real_read = dlsym(RTLD_NEXT, "read");
+	if (trigger && is_timerfd(fd))
+		while (access(trigger, F_OK) == 0)
+			nanosleep(&nap, NULL);
+	return real_read(fd, buf, count);
+}
+
+/* The offset in the file, 0 if there is none. */
+static long long realtime_offset(void)
+{
+	const char *path = getenv("CLOCKD_TEST_REALTIME_OFFSET");
+	long long off = 0;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "re")))
+		return 0;
+	if (fscanf(f, "%lld", &off) != 1)
+		off = 0;
+	fclose(f);
+	return off;
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	static int (*real_clock_gettime)(clockid_t, struct timespec *);
+	long long ns;
+	int r;
+
+	if (!real_clock_gettime)
+		*(void **)&real_clock_gettime = dlsym(RTLD_NEXT, "clock_gettime");
+	r = real_clock_gettime(id, ts);
+	if (r != 0 || (id != CLOCK_REALTIME && id != CLOCK_REALTIME_COARSE))
+		return r;
+	ns = (long long)ts->tv_sec * 1000000000 + ts->tv_nsec + realtime_offset();
+	ts->tv_sec = (time_t)(ns / 1000000000);
+	ts->tv_nsec = (long)(ns % 1000000000);
+	if (ts->tv_nsec < 0) {
+		ts->tv_nsec += 1000000000;
+		ts->tv_sec--;
+	}
+	return 0;
+}
