@@ -29,8 +29,8 @@ struct tick_ops {
 	 * of the next tick; a device with its own rate ignores it. Returns the
 	 * number of ticks since the last call (>= 1), 0 for a wake-up without
 	 * a tick (EINTR), -1 on a device error (the caller logs and retries).
-	 * Called only from the tick thread, and is its one cancellation
-	 * point: it must leave the device consistent if cancelled.
+	 * Called only from the tick thread. It must return 0 when a signal
+	 * interrupts it (EINTR): that is how the daemon stops the thread.
 	 */
 	int64_t (*wait)(struct tick_device *td, int64_t deadline_ns);
 	void (*fini)(struct tick_device *td);

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "clockd/pagefile.h"
@@ -24,6 +25,7 @@ struct ticker {
 	sem_t ready;
 	int start_error;   /* set before ready is posted */
 	uint64_t errors;   /* consecutive device errors */
+	bool stop;         /* set by ticker_stop (atomic) */
 };
 
 /* Start the thread; returns once it owns the page and has published, or

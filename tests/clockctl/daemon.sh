@@ -93,7 +93,9 @@ for sig in INT TERM; do
 done
 
 # --- under valgrind ---
-if command -v valgrind >/dev/null 2>&1; then
+if grep -q '^CFLAGS = .*-fsanitize' "$top_builddir/Makefile"; then
+	skip "this build is instrumented with a sanitizer, which valgrind cannot run (the plain build runs this check)"
+elif command -v valgrind >/dev/null 2>&1; then
 	for args in "--json status" "time" "jiffies" "watch -n 2 -i 0.01"; do
 		# shellcheck disable=SC2086 # the words are the arguments
 		"$top_builddir/libtool" --mode=execute valgrind -q --error-exitcode=9 \

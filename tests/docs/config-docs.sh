@@ -219,13 +219,17 @@ awk '/^\.SH/ { ex = ($0 ~ /^\.SH +"?EXAMPLES"?$/) }
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' -e 's/\\&//g' -e "s/\\\\(aq/'/g" >"$tmp/example.c"
 cc=$(sed -n 's/^CC = //p' "$top_builddir/Makefile")
 libtool="$top_builddir/libtool"
+# The build's own CFLAGS/LDFLAGS (a sanitizer build's library needs a
+# program linked with the same runtime).
+build_cflags=$(sed -n 's/^CFLAGS = //p' "$top_builddir/Makefile")
+build_ldflags=$(sed -n 's/^LDFLAGS = //p' "$top_builddir/Makefile")
 example_built=no
 if [ ! -s "$tmp/example.c" ]; then
 	not_ok "libclockd.3 has an example program"
 elif [ -z "$cc" ] || [ ! -x "$libtool" ]; then
 	skip "no compiler or libtool recorded in $top_builddir"
-elif (cd "$tmp" && "$libtool" --quiet --mode=link $cc -std=gnu11 -Wall -Wextra -Werror \
-	-I"$top_srcdir/include" -o example example.c "$top_builddir/src/libclockd/libclockd.la") \
+elif (cd "$tmp" && "$libtool" --quiet --mode=link $cc $build_cflags -std=gnu11 -Wall -Wextra -Werror \
+	-I"$top_srcdir/include" -o example example.c "$top_builddir/src/libclockd/libclockd.la" $build_ldflags) \
 	>"$tmp/cc.log" 2>&1; then
 	ok "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
 	example_built=yes
