@@ -289,11 +289,12 @@ int main(int argc, char **argv)
 	if (tk_init(&cd.tk, &cd.pf, &cd.cs, &cd.cfg, cd.td.ops->name) < 0)
 		fatalx("timekeeper set-up failed");
 	setup_events(&cd);
-	if (ticker_start(&cd.ticker, &cd.td, &cd.tk, &cd.pf) < 0)
-		fatalx("%s: cannot start ticking", cd.cfg.page);
+	/* From ticker_start on, the timekeeper belongs to the tick thread. */
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
 		 cd.cs.ops->name, cd.td.ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
+	if (ticker_start(&cd.ticker, &cd.td, &cd.tk, &cd.pf) < 0)
+		fatalx("%s: cannot start ticking", cd.cfg.page);
 	sd_notifyf(0, "READY=1\nSTATUS=source %s, tick %s, HZ %u", cd.cs.ops->name,
 		   cd.td.ops->name, cd.cfg.hz);
 	event_base_dispatch(cd.base);

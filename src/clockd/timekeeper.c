@@ -12,6 +12,10 @@
  * one after the other costs tens of ns, so smaller changes are noise; they
  * are not lost, they add up until they pass this. */
 #define WALL_STEP_NS 10000
+/* A wall offset sample is good when its bracket is this tight (a few vDSO
+ * reads take well under a microsecond). */
+#define WALL_SAMPLE_MAX_NS 2000
+#define WALL_SAMPLE_TRIES 4
 
 /* A rate change that slows the clock pivots this far ahead of the update
  * (see tk_set_rate), in ns of counter time: a reader still using the old
@@ -60,12 +64,35 @@ static void base_step(struct timekeeper *tk, struct tk_base *b, int64_t ns)
 	b->snsec |= frac;
 }
 
+/*
+ * The kernel's wall offset (CLOCK_REALTIME - CLOCK_MONOTONIC), read between
+ * two reads of CLOCK_MONOTONIC. A thread preempted between the reads would
+ * see a false step of the preemption's length, so only a tight bracket
+ * counts; false if none of a few tries gave one (try again next tick).
+ */
+static bool kernel_wall_sample(int64_t *wall)
+{
+	for (int i = 0; i < WALL_SAMPLE_TRIES; i++) {
+		int64_t m0 = kclock_ns(CLOCK_MONOTONIC);
+		int64_t r = kclock_ns(CLOCK_REALTIME);
+		int64_t m1 = kclock_ns(CLOCK_MONOTONIC);
+
+		if (m1 - m0 <= WALL_SAMPLE_MAX_NS) {
+			*wall = r - (m0 + (m1 - m0) / 2);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Follow a step of the kernel's realtime (see timekeeper.h). */
 static void tk_follow_wall(struct timekeeper *tk)
 {
-	int64_t wall = kclock_ns(CLOCK_REALTIME) - tk->kernel_mono_ns;
-	int64_t step = wall - tk->kernel_wall_ns;
+	int64_t wall, step;
 
+	if (!kernel_wall_sample(&wall))
+		return;
+	step = wall - tk->kernel_wall_ns;
 	if (step >= -WALL_STEP_NS && step <= WALL_STEP_NS)
 		return;
 	base_step(tk, &tk->real, step);
@@ -157,7 +184,8 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 	int64_t kmono = tk->kernel_mono_ns;
 	int64_t mono = kmono;
 
-	base_set_ns(tk, &tk->real, tk->kernel_real_ns);
+	/* The kernel's realtime at the counter read. */
+	base_set_ns(tk, &tk->real, tk->kernel_mono_ns + tk->kernel_wall_ns);
 	base_set_ns(tk, &tk->raw, tk->kernel_raw_ns);
 	tk->pg->initial_jiffies = initial_jiffies_for(tk->hz, cfg->jiffies_wrap_after);
 	tk->jiffies_base = tk->pg->initial_jiffies;
@@ -229,8 +257,9 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 		tk->kernel_real_ns = kclock_ns(CLOCK_REALTIME);
 		tk->kernel_raw_ns = kclock_ns(CLOCK_MONOTONIC_RAW);
 	}
+	if (!kernel_wall_sample(&tk->kernel_wall_ns))
+		tk->kernel_wall_ns = tk->kernel_real_ns - tk->kernel_mono_ns;
 	tk_start_epoch(tk, pf, cfg);
-	tk->kernel_wall_ns = tk->kernel_real_ns - tk->kernel_mono_ns;
 	tk_compute_jiffies(tk);
 
 	pg->hz = tk->hz;

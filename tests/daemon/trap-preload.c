@@ -9,7 +9,8 @@
  *  - $CLOCKD_TEST_REALTIME_OFFSET names a file holding a number of ns; the
  *    process sees CLOCK_REALTIME (and CLOCK_REALTIME_COARSE) shifted by it,
  *    so writing the file steps the system time as far as the daemon can
- *    tell, without touching the machine's clock (wallstep.sh).
+ *    tell, without touching the machine's clock (wallstep.sh). The file
+ *    is read at most every 10 ms, so a change takes effect within that.
  *
  * Everything else goes straight to libc.
  */
@@ -52,19 +53,28 @@ ssize_t read(int fd, void *buf, size_t count)
 	return real_read(fd, buf, count);
 }
 
-/* The offset in the file, 0 if there is none. */
-static long long realtime_offset(void)
+/* The offset in the file (0 if there is none), re-read at most every
+ * 10 ms so that a read of CLOCK_REALTIME stays as fast as the daemon
+ * expects (it brackets it between two reads of CLOCK_MONOTONIC). */
+static long long realtime_offset(int (*real_clock_gettime)(clockid_t, struct timespec *))
 {
+	static __thread long long cached, next_read;
 	const char *path = getenv("CLOCKD_TEST_REALTIME_OFFSET");
-	long long off = 0;
+	struct timespec now;
+	long long off = 0, t;
 	FILE *f;
 
-	if (!path || !(f = fopen(path, "re")))
-		return 0;
-	if (fscanf(f, "%lld", &off) != 1)
-		off = 0;
-	fclose(f);
-	return off;
+	real_clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (long long)now.tv_sec * 1000000000 + now.tv_nsec;
+	if (t < next_read)
+		return cached;
+	next_read = t + 10000000;
+	if (path && (f = fopen(path, "re"))) {
+		if (fscanf(f, "%lld", &off) != 1)
+			off = 0;
+		fclose(f);
+	}
+	return cached = off;
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)
@@ -78,7 +88,7 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 	r = real_clock_gettime(id, ts);
 	if (r != 0 || (id != CLOCK_REALTIME && id != CLOCK_REALTIME_COARSE))
 		return r;
-	ns = (long long)ts->tv_sec * 1000000000 + ts->tv_nsec + realtime_offset();
+	ns = (long long)ts->tv_sec * 1000000000 + ts->tv_nsec + realtime_offset(real_clock_gettime);
 	ts->tv_sec = (time_t)(ns / 1000000000);
 	ts->tv_nsec = (long)(ns % 1000000000);
 	if (ts->tv_nsec < 0) {

@@ -53,8 +53,8 @@ ok $? "CLOCKD_MONOTONIC still does not move"
 j1=$("$CLOCKCTL" --page "$CLOCKD_SHM" --json jiffies | jq .jiffies_64)
 [ "$j1" -gt "$j0" ]
 ok $? "jiffies_64 kept counting ($j0 -> $j1)"
-grep -q "system time was stepped by +5000" "$T/log"
-ok $? "the first step is logged"
+grep -Eq "system time was stepped by \+(49999|50000)[0-9]{5} ns" "$T/log"
+ok $? "the first step is logged (about +5 s)"
 sed 's/^/# clockd: /' "$T/log"
 stop_daemon TERM
 finish
