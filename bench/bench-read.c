@@ -26,117 +26,28 @@ static volatile uint64_t sink;
 
 typedef void (*bench_fn)(void);
 
-static void b_clockd_mono(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clockd_clock_gettime(CLOCKD_MONOTONIC, &ts);
-		acc += (uint64_t)ts.tv_nsec;
+/* One loop per contender: CALLS_PER_ROUND calls of EXPR, summed. */
+#define BENCH(name, expr)                                                      \
+	static void name(void)                                                 \
+	{                                                                      \
+		struct timespec ts;                                            \
+		uint64_t acc = 0;                                              \
+		for (int i = 0; i < CALLS_PER_ROUND; i++)                      \
+			acc += (uint64_t)(expr);                               \
+		(void)ts;                                                      \
+		sink = acc;                                                    \
 	}
-	sink = acc;
-}
 
-static void b_vdso_mono(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_clockd_real(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clockd_clock_gettime(CLOCKD_REALTIME, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_vdso_real(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_rdtsc(void)
-{
-	uint64_t acc = 0;
-	for (int i = 0; i < CALLS_PER_ROUND; i++)
-		acc += rdtsc_ordered();
-	sink = acc;
-}
-
-static void b_clockd_mono_coarse(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_vdso_mono_coarse(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_clockd_real_coarse(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clockd_clock_gettime(CLOCKD_REALTIME_COARSE, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_vdso_real_coarse(void)
-{
-	uint64_t acc = 0;
-	struct timespec ts;
-
-	for (int i = 0; i < CALLS_PER_ROUND; i++) {
-		clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-		acc += (uint64_t)ts.tv_nsec;
-	}
-	sink = acc;
-}
-
-static void b_jiffies(void)
-{
-	uint64_t acc = 0;
-	for (int i = 0; i < CALLS_PER_ROUND; i++)
-		acc += clockd_get_jiffies_64();
-	sink = acc;
-}
+BENCH(b_clockd_mono, (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts), ts.tv_nsec))
+BENCH(b_vdso_mono, (clock_gettime(CLOCK_MONOTONIC, &ts), ts.tv_nsec))
+BENCH(b_clockd_real, (clockd_clock_gettime(CLOCKD_REALTIME, &ts), ts.tv_nsec))
+BENCH(b_vdso_real, (clock_gettime(CLOCK_REALTIME, &ts), ts.tv_nsec))
+BENCH(b_rdtsc, rdtsc_ordered())
+BENCH(b_clockd_mono_coarse, (clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts), ts.tv_nsec))
+BENCH(b_vdso_mono_coarse, (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts), ts.tv_nsec))
+BENCH(b_clockd_real_coarse, (clockd_clock_gettime(CLOCKD_REALTIME_COARSE, &ts), ts.tv_nsec))
+BENCH(b_vdso_real_coarse, (clock_gettime(CLOCK_REALTIME_COARSE, &ts), ts.tv_nsec))
+BENCH(b_jiffies, clockd_get_jiffies_64())
 
 static const struct {
 	const char *name;

@@ -101,6 +101,15 @@ err_close:
 	return NULL;
 }
 
+/* Make @pg, mapped from the file @st describes, the page every read uses.
+ * Called with page_lock held. */
+static void page_install(const struct clockd_page *pg, const struct stat *st)
+{
+	page_dev = st->st_dev;
+	page_ino = st->st_ino;
+	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
+}
+
 const struct clockd_page *lib_page_open_slow(int *err)
 {
 	const struct clockd_page *pg;
@@ -129,9 +138,7 @@ const struct clockd_page *lib_page_open_slow(int *err)
 		page_next_try = now + PAGE_RETRY_NS;
 		goto out;
 	}
-	page_dev = st.st_dev;
-	page_ino = st.st_ino;
-	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
+	page_install(pg, &st);
 out:
 	pthread_mutex_unlock(&page_lock);
 	errno = saved;
@@ -153,11 +160,8 @@ void lib_page_gone(void)
 	    (st.st_dev == page_dev && st.st_ino == page_ino))
 		goto out;
 	pg = page_map(&st);
-	if (!pg)
-		goto out;
-	page_dev = st.st_dev;
-	page_ino = st.st_ino;
-	__atomic_store_n(&lib_page_ptr, pg, __ATOMIC_RELEASE);
+	if (pg)
+		page_install(pg, &st);
 out:
 	pthread_mutex_unlock(&page_lock);
 	errno = saved;
