@@ -12,8 +12,6 @@
 #include "shared/tickmath.h"
 #include "shared/tsc.h"
 
-
-
 int lib_fallback;
 
 enum fine_clock { FINE_MONO, FINE_REAL, FINE_RAW };
@@ -129,10 +127,10 @@ static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fi
 	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
 	snsec = (snsec + delta * mult) >> shift;
-	/* snsec is below 1e9 + the stale limit: a few iterations at most. */
-	while (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
-		snsec -= NSEC_PER_SEC;
-		sec++;
+	/* Past a second only when ticks are a second or more apart (HZ=1). */
+	if (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
+		sec += (int64_t)(snsec / NSEC_PER_SEC);
+		snsec %= NSEC_PER_SEC;
 	}
 	ns = (uint32_t)snsec;
 	ts->tv_sec = (time_t)sec;
