@@ -15,3 +15,4 @@ include tests/clockctl/local.mk
 include tests/page/local.mk
 include tests/daemon/local.mk
 include tests/docs/local.mk
+include tests/vm/local.mk

@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Build the guest's initramfs: busybox, the built clockd and clockctl with
+# libclockd and every shared library ldd names, libgpiod's .so from
+# Debian's package, the device check programs, the kernel modules the
+# checks need (with their dependencies) and tests/vm/init.sh as /init.
+#
+# usage: mkinitramfs.sh OUTPUT TOP_SRCDIR TOP_BUILDDIR [PROGRAM...]
+# Needs a cache made by fetch.sh (CLOCKD_VM_CACHE, default /var/cache/clockd-vm).
+set -eu
+
+OUT=$1 SRCDIR=$2 BUILDDIR=$3
+shift 3
+CACHE=${CLOCKD_VM_CACHE:-/var/cache/clockd-vm}
+ROOT=$CACHE/root
+KVER=$(cat "$CACHE/kver")
+LIBDIR=lib/x86_64-linux-gnu
+# configfs carries gpio-sim's configuration. The HPET and rtc_cmos drivers
+# are built into Debian's kernel (CONFIG_HPET=y, CONFIG_RTC_DRV_CMOS=y).
+MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko"
+
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+
+# A libtool-built program: the real binary sits in .libs/.
+real_binary() {
+	dir=$(dirname "$1") base=$(basename "$1")
+	if [ -x "$dir/.libs/$base" ]; then echo "$dir/.libs/$base"; else echo "$1"; fi
+}
+
+# The program and each library its loader would map, into $LIBDIR (the
+# guest sets LD_LIBRARY_PATH to it; the loader keeps its own path).
+# Libraries of the build tree are found through libtool's environment.
+install_program() {
+	bin=$(real_binary "$1")
+	cp "$bin" "$STAGE/bin/$(basename "$1")"
+	"$BUILDDIR/libtool" --mode=execute ldd "$1" 2>/dev/null |
+		sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+	while read -r lib; do
+		case $lib in
+		*/ld-linux*) cp -L "$lib" "$STAGE/lib64/" ;;
+		*) cp -L "$lib" "$STAGE/$LIBDIR/" ;;
+		esac
+	done
+}
+
+# Path of a module by name (dashes and underscores are the same to kmod).
+module_path() {
+	case $1 in /*) echo "$1"; return ;; esac
+	find "$ROOT/lib/modules/$KVER/kernel" \( -name "$1.ko" \
+		-o -name "$(echo "$1" | tr _ -).ko" -o -name "$(echo "$1" | tr - _).ko" \) |
+		head -n 1
+}
+
+# Append MODULE to the load order after its depends= (no modules.dep in
+# the package: the modinfo string inside each .ko is the source).
+add_module() {
+	local path name dep	# recursive: its own copies
+
+	path=$(module_path "$1")
+	[ -n "$path" ] || { echo "mkinitramfs: module $1 not found" >&2; return 1; }
+	name=$(basename "$path" .ko)
+	grep -qx "$name" "$STAGE/lib/modules/order" && return 0
+	for dep in $(strings -a "$path" | sed -n 's/^depends=//p' | tr , ' '); do
+		add_module "$dep"
+	done
+	cp "$path" "$STAGE/lib/modules/$name.ko"
+	echo "$name" >> "$STAGE/lib/modules/order"
+}
+
+main() {
+	mkdir -p "$STAGE/bin" "$STAGE/lib64" "$STAGE/$LIBDIR" "$STAGE/lib/modules" \
+		"$STAGE/proc" "$STAGE/sys" "$STAGE/dev" "$STAGE/run" "$STAGE/tmp"
+	: > "$STAGE/lib/modules/order"
+	cp "$ROOT/bin/busybox" "$STAGE/bin/busybox"
+	install_program "$BUILDDIR/src/clockd/clockd"
+	install_program "$BUILDDIR/src/clockctl/clockctl"
+	for prog in "$@"; do
+		install_program "$prog"
+	done
+	# The guest's libgpiod is Debian's package, not the host's copy.
+	cp -P "$ROOT/usr/$LIBDIR"/libgpiod.so.* "$STAGE/$LIBDIR/"
+	for m in $MODULES; do
+		add_module "$m"
+	done
+	cp "$SRCDIR/tests/vm/init.sh" "$STAGE/init"
+	chmod 755 "$STAGE/init"
+	(cd "$STAGE" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$OUT"
+}
+
+main "$@"

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# make check-hw: boot Debian's own kernel under qemu (TCG) with a busybox
+# initramfs holding clockd and the device checks, and print the guest's
+# results as TAP. The build machine's kernel has no HPET, RTC or GPIO
+# device; this one does (see tests/vm/README.md).
+#
+# usage: run.sh [PROGRAM...]   (device check programs for the guest's /bin)
+# Environment: top_srcdir, top_builddir; CLOCKD_VM_CACHE (fetch.sh);
+# CLOCKD_VM_TIMEOUT (seconds, default 300); CLOCKD_VM_QEMU_ARGS (more qemu
+# options, split on spaces, e.g. "-cpu max" or "-device e1000e").
+set -u
+
+SRCDIR=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILDDIR=${top_builddir:-.}
+TIMEOUT=${CLOCKD_VM_TIMEOUT:-300}
+PREFIX=CLOCKD-VM:
+
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
+for tool in cpio gzip strings; do
+	command -v $tool >/dev/null || skip_all "$tool is not installed"
+done
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+if ! env=$(sh "$SRCDIR/tests/vm/fetch.sh" 2>"$T/fetch.log"); then
+	sed 's/^/# /' "$T/fetch.log" | tail -n 20
+	skip_all "the Debian kernel, busybox or gpio-sim could not be fetched or built"
+fi
+eval "$env"	# CACHE, KVER
+
+if ! sh "$SRCDIR/tests/vm/mkinitramfs.sh" "$T/initrd.img" "$SRCDIR" "$BUILDDIR" "$@" \
+	2>"$T/mkinitramfs.log"; then
+	echo "Bail out! initramfs not built: $(tail -n 1 "$T/mkinitramfs.log")"
+	exit 99
+fi
+
+# KVM does not boot a stock kernel on these hosts (tests/vm/README.md):
+# TCG always. q35, because its HPET can route timer interrupts.
+boot() {
+	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -m 512M \
+		-nographic -no-reboot -kernel "$CACHE/root/boot/vmlinuz-$KVER" \
+		-initrd "$T/initrd.img" \
+		-append 'console=ttyS0 panic=-1 rdinit=/init quiet' \
+		${CLOCKD_VM_QEMU_ARGS:-} </dev/null
+	echo $? > "$T/qemu.rc"
+}
+
+# Number the guest's unnumbered TAP lines as they arrive; anything else
+# it printed behind the prefix is a comment. The plan comes last, with a
+# failure added when the guest did not finish or qemu did not exit cleanly.
+tap() {
+	n=0 fail=0 ended=no
+	while IFS= read -r line; do
+		line=${line%"$(printf '\r')"}
+		echo "$line" >> "$T/console.log"
+		case $line in "$PREFIX "*) ;; *) continue ;; esac
+		line=${line#"$PREFIX "}
+		case $line in
+		"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok }" ;;
+		"not ok - "*) n=$((n + 1)); fail=1; echo "not ok $n ${line#not ok }" ;;
+		END) ended=yes ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done
+	rc=$(cat "$T/qemu.rc" 2>/dev/null || echo lost)
+	n=$((n + 1))
+	if [ $ended = yes ] && [ "$rc" = 0 ]; then
+		echo "ok $n - guest ran every check and powered off"
+	else
+		echo "not ok $n - guest ran every check and powered off (END: $ended, qemu status: $rc)"
+		tail -n 30 "$T/console.log" | sed 's/^/# console: /'
+		fail=1
+	fi
+	echo "1..$n"
+	return $fail
+}
+
+start=$(date +%s)
+echo "# booting $KVER under qemu (TCG), timeout ${TIMEOUT}s"
+boot | tap
+status=$?
+echo "# $(($(date +%s) - start)) s from qemu start to power-off"
+exit $status
