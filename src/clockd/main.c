@@ -24,6 +24,7 @@
 #include "shared/tickmath.h"
 
 #define MAX_OVERRIDES 64
+#define WATCH_MIN_NS 100000000ull /* the tick watchdog's shortest period */
 
 struct clockd {
 	struct clockd_config cfg;
@@ -79,7 +80,8 @@ static void help_config(void)
 }
 
 /*
- * The tick thread's watchdog, every half stale limit: if the page has not
+ * The tick thread's watchdog, every half stale limit (at least 100 ms):
+ * if the page has not
  * been updated for stale_ns (a hung device), raise the page's alarm so
  * every reader fails with ESTALE instead of reading old time; clear it
  * when ticks resume.
@@ -244,8 +246,11 @@ static void setup_events(struct clockd *cd)
 	cd->ev_int = evsignal_new(cd->base, SIGINT, on_stop, cd);
 	cd->ev_hup = evsignal_new(cd->base, SIGHUP, on_reload, cd);
 	cd->ev_watch = event_new(cd->base, -1, EV_PERSIST, on_watch, cd);
-	struct timeval half = { .tv_sec = (time_t)(cd->tk.stale_ns / 2 / NSEC_PER_SEC),
-				.tv_usec = (suseconds_t)(cd->tk.stale_ns / 2 % NSEC_PER_SEC / 1000) };
+	/* Half the stale limit, but not more often than 10 times a second: a
+	 * wake-up costs tens of microseconds on a virtual machine. */
+	uint64_t period = cd->tk.stale_ns / 2 > WATCH_MIN_NS ? cd->tk.stale_ns / 2 : WATCH_MIN_NS;
+	struct timeval half = { .tv_sec = (time_t)(period / NSEC_PER_SEC),
+				.tv_usec = (suseconds_t)(period % NSEC_PER_SEC / 1000) };
 
 	cd->watch_progress_ns = kclock_ns(CLOCK_MONOTONIC);
 	if (!cd->ev_term || !cd->ev_int || !cd->ev_hup || !cd->ev_watch ||

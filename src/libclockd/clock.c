@@ -178,20 +178,66 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	return 0;
 }
 
-static __attribute__((noinline)) int read_mono(struct timespec *ts)
+/* The general fine read: any counter mode, the page not yet mapped, a
+ * counter behind cycle_last, a stale page. */
+static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_clock which,
+						    struct timespec *ts)
 {
-	return read_fine(CLOCKD_MONOTONIC, FINE_MONO, ts);
+	return read_fine(id, which, ts);
 }
 
-static __attribute__((noinline)) int read_real(struct timespec *ts)
-{
-	return read_fine(CLOCKD_REALTIME, FINE_REAL, ts);
-}
+/*
+ * The fast path of each fine clock: a mapped page, a live daemon, a TSC
+ * clients may read, a delta within the stale limit. It makes no call, so it
+ * needs no stack frame; anything else is a tail call to read_fine_slow(),
+ * which checks it all again.
+ *
+ * The counter is read first. lfence lets nothing after it start until
+ * everything before it has finished, so reading the page first would put
+ * those loads on the critical path; read first, the loads overlap rdtsc. It
+ * stays ordered after every load the caller made before the call. A copy
+ * published after the counter read has a cycle_last beyond it: the delta
+ * is then "negative" (huge), and the slow path reads everything again.
+ */
+#define FINE_FAST(name, ID, WHICH, MULT, SEC, SNSEC)                                     \
+	static __attribute__((noinline)) int name(struct timespec *ts)                    \
+	{                                                                                 \
+		uint64_t cycles = rdtsc_ordered();                                        \
+		const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE); \
+		const struct clockd_page_data *d;                                         \
+		uint64_t delta, maxc, ns;                                                 \
+		uint32_t seq, shift;                                                      \
+		int64_t sec;                                                              \
+                                                                                          \
+		if (!CLOCKD_HAVE_TSC || __builtin_expect(!pg || !lib_page_ok(pg), 0))     \
+			return read_fine_slow(ID, WHICH, ts);                             \
+		do {                                                                      \
+			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);                \
+			d = &pg->data[seq & 1];                                           \
+			if (__builtin_expect(LOAD_RELAXED(&d->vclock_mode) != CLOCKD_VCLOCK_TSC, 0)) \
+				return read_fine_slow(ID, WHICH, ts);                     \
+			delta = cycles - LOAD_RELAXED(&d->cycle_last);                    \
+			maxc = LOAD_RELAXED(&d->max_cycles);                              \
+			ns = LOAD_RELAXED(&d->SNSEC) + delta * LOAD_RELAXED(&d->MULT);    \
+			shift = LOAD_RELAXED(&d->shift);                                  \
+			sec = LOAD_RELAXED(&d->SEC);                                      \
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);                          \
+		} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));             \
+		if (__builtin_expect(delta > maxc, 0))                                    \
+			return read_fine_slow(ID, WHICH, ts);                             \
+		ns >>= shift;                                                             \
+		if (__builtin_expect(ns >= NSEC_PER_SEC, 0)) {                            \
+			sec += (int64_t)(ns / NSEC_PER_SEC);                              \
+			ns %= NSEC_PER_SEC;                                               \
+		}                                                                         \
+		ts->tv_sec = (time_t)sec;                                                 \
+		ts->tv_nsec = (long)ns;                                                   \
+		return 0;                                                                 \
+	}
 
-static __attribute__((noinline)) int read_raw(struct timespec *ts)
-{
-	return read_fine(CLOCKD_MONOTONIC_RAW, FINE_RAW, ts);
-}
+FINE_FAST(read_mono, CLOCKD_MONOTONIC, FINE_MONO, mult, mono_sec, mono_snsec)
+FINE_FAST(read_real, CLOCKD_REALTIME, FINE_REAL, mult, real_sec, real_snsec)
+FINE_FAST(read_raw, CLOCKD_MONOTONIC_RAW, FINE_RAW, raw_mult, raw_sec, raw_snsec)
 
 static __attribute__((noinline)) int efault(void)
 {
@@ -205,9 +251,10 @@ CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 {
 	if (__builtin_expect(ts == NULL, 0))
 		return efault();
-	switch (id) {
-	case CLOCKD_MONOTONIC:
+	/* The clock most programs read, tested first. */
+	if (__builtin_expect(id == CLOCKD_MONOTONIC, 1))
 		return read_mono(ts);
+	switch (id) {
 	case CLOCKD_REALTIME:
 		return read_real(ts);
 	case CLOCKD_MONOTONIC_RAW:

@@ -1,12 +1,16 @@
 # Daemon and library behaviour: exact tick arithmetic, the live daemon's
 # jiffies, the 32-bit wrap, restart continuity, and libclockd's errno.
-check_PROGRAMS += tests/daemon/tickmath tests/daemon/errno tests/daemon/probe
+check_PROGRAMS += tests/daemon/tickmath tests/daemon/errno tests/daemon/probe tests/daemon/ordering
 TESTS += tests/daemon/tickmath tests/daemon/errno \
 	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh \
-	tests/daemon/alarm.sh tests/daemon/wallstep.sh
+	tests/daemon/alarm.sh tests/daemon/wallstep.sh tests/daemon/ordering.sh
 EXTRA_DIST += tests/daemon/common.sh \
 	tests/daemon/hz.sh tests/daemon/wrap.sh tests/daemon/restart.sh \
-	tests/daemon/alarm.sh tests/daemon/wallstep.sh
+	tests/daemon/alarm.sh tests/daemon/wallstep.sh tests/daemon/ordering.sh
+
+tests_daemon_ordering_SOURCES = tests/daemon/ordering.c
+tests_daemon_ordering_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_daemon_ordering_LDADD = src/libclockd/libclockd.la tests/libtap.la -lpthread
 
 # The LD_PRELOAD traps of alarm.sh and wallstep.sh (a shared object, built
 # for the tests only).
