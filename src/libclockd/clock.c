@@ -251,7 +251,10 @@ CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 {
 	if (__builtin_expect(ts == NULL, 0))
 		return efault();
-	/* The clock most programs read, tested first. */
+	/* The coarse clocks first (a compare is a tenth of their cost, and
+	 * nothing next to the fine ones'), then the clock most programs read. */
+	if ((uint32_t)(id - CLOCKD_REALTIME_COARSE) <= CLOCKD_MONOTONIC_COARSE - CLOCKD_REALTIME_COARSE)
+		return read_coarse(id, ts);
 	if (__builtin_expect(id == CLOCKD_MONOTONIC, 1))
 		return read_mono(ts);
 	switch (id) {
@@ -259,9 +262,6 @@ CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 		return read_real(ts);
 	case CLOCKD_MONOTONIC_RAW:
 		return read_raw(ts);
-	case CLOCKD_MONOTONIC_COARSE:
-	case CLOCKD_REALTIME_COARSE:
-		return read_coarse(id, ts);
 	default:
 		return clock_gettime(id, ts);
 	}
