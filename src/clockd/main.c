@@ -80,11 +80,10 @@ static void help_config(void)
 }
 
 /*
- * The tick thread's watchdog, every half stale limit (at least 100 ms):
- * if the page has not
- * been updated for stale_ns (a hung device), raise the page's alarm so
- * every reader fails with ESTALE instead of reading old time; clear it
- * when ticks resume.
+ * The tick thread's watchdog, every half stale limit (at least 100 ms): if
+ * the page has not been updated for stale_ns (a hung device), raise the
+ * page's alarm so every reader fails with ESTALE instead of reading old
+ * time; clear it when ticks resume.
  */
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {

@@ -254,11 +254,12 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	for (int i = 0; i < 2; i++) {
 		tk->cycle_last = cs->ops->read(cs);
 		tk->kernel_mono_ns = kclock_ns(CLOCK_MONOTONIC);
-		tk->kernel_real_ns = kclock_ns(CLOCK_REALTIME);
 		tk->kernel_raw_ns = kclock_ns(CLOCK_MONOTONIC_RAW);
 	}
+	/* No tight bracket (a preempted start): an unbracketed sample, the
+	 * next good one corrects it. */
 	if (!kernel_wall_sample(&tk->kernel_wall_ns))
-		tk->kernel_wall_ns = tk->kernel_real_ns - tk->kernel_mono_ns;
+		tk->kernel_wall_ns = kclock_ns(CLOCK_REALTIME) - kclock_ns(CLOCK_MONOTONIC);
 	tk_start_epoch(tk, pf, cfg);
 	tk_compute_jiffies(tk);
 

@@ -47,7 +47,7 @@ struct timekeeper {
 	int64_t jiffies_epoch_ns; /* monotonic ns of tick 0 */
 	uint64_t jiffies;
 	int64_t kernel_mono_ns;  /* kernel CLOCK_MONOTONIC at the last update */
-	int64_t kernel_real_ns, kernel_raw_ns; /* at start only */
+	int64_t kernel_raw_ns;   /* kernel CLOCK_MONOTONIC_RAW, at start only */
 	int64_t kernel_wall_ns;  /* kernel REALTIME - MONOTONIC last followed */
 	uint64_t wall_steps;     /* kernel realtime steps followed */
 	uint64_t updates;

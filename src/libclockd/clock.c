@@ -67,9 +67,13 @@ static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, in
 static int read_coarse(clockid_t id, struct timespec *ts);
 static int coarse_nopage(clockid_t id, struct timespec *ts);
 
-/* Fine clocks: base + (counter - cycle_last) * mult >> shift, as the vDSO. */
-static inline __attribute__((always_inline)) int read_fine(clockid_t id, enum fine_clock which,
-							   struct timespec *ts)
+/*
+ * The general fine read: base + (counter - cycle_last) * mult >> shift, as
+ * the vDSO, for any counter mode, the page not yet mapped, a counter behind
+ * cycle_last, a stale page. The common case takes FINE_FAST below.
+ */
+static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_clock which,
+						    struct timespec *ts)
 {
 	int err = 0;
 	const struct clockd_page *pg = lib_page(&err);
@@ -178,14 +182,6 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	return 0;
 }
 
-/* The general fine read: any counter mode, the page not yet mapped, a
- * counter behind cycle_last, a stale page. */
-static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_clock which,
-						    struct timespec *ts)
-{
-	return read_fine(id, which, ts);
-}
-
 /*
  * The fast path of each fine clock: a mapped page, a live daemon, a TSC
  * clients may read, a delta within the stale limit. It makes no call, so it
@@ -272,7 +268,6 @@ CLOCKD_EXPORT int clockd_clock_getres(clockid_t id, struct timespec *res)
 	const struct clockd_page *pg;
 	struct clockd_page_data d;
 	uint64_t ns;
-
 	int err = 0;
 
 	if ((uint32_t)(id - CLOCKD_CLOCK_BASE) >= CLOCKD_CLOCK_COUNT)

@@ -45,4 +45,3 @@ bool calc_mult_shift(uint64_t freq_hz, uint64_t max_cycles, uint32_t *mult, uint
 	}
 	return false;
 }
-
