@@ -66,6 +66,50 @@
 #define CLOCKD_VCLOCK_NONE 0u  /* it cannot: tick resolution only */
 #define CLOCKD_VCLOCK_TSC 1u   /* x86 TSC, read as lfence; rdtsc */
 #define CLOCKD_VCLOCK_POSIX 2u /* clock_gettime(vclock_clockid) in ns */
+#define CLOCKD_VCLOCK_HPET 3u  /* the HPET main counter: mmap vclock_path, */
+			       /* 64-bit little-endian at byte 0xf0 */
+#define CLOCKD_VCLOCK_PHC 4u   /* a PTP clock: open vclock_path read-only, */
+			       /* clock_gettime(FD_TO_CLOCKID(fd)) in ns */
+
+/*
+ * The device table (page->devices): every clocksource and tick device the
+ * configuration names, in order of preference, with its state. Written by
+ * the daemon when a state changes, under its own sequence count (dev_seq:
+ * odd while an entry is being written; a reader copies the table and
+ * retries while dev_seq is odd or changed). Informative: the clocks do not
+ * depend on it.
+ */
+#define CLOCKD_PAGE_MAX_DEVICES 8
+/* clockd_page_device.role */
+#define CLOCKD_DEV_SOURCE 1u
+#define CLOCKD_DEV_TICK 2u
+/* clockd_page_device.state */
+#define CLOCKD_DEV_STANDBY 0u     /* configured, not in use (a fallback) */
+#define CLOCKD_DEV_ACTIVE 1u      /* in use */
+#define CLOCKD_DEV_FAULT 2u       /* was in use, failed (see fault) */
+#define CLOCKD_DEV_UNAVAILABLE 3u /* could not be opened (see fault) */
+/* clockd_page_device.fault: the last fault seen */
+#define CLOCKD_FAULT_NONE 0u
+#define CLOCKD_FAULT_OPEN 1u      /* open or set-up failed */
+#define CLOCKD_FAULT_STALLED 2u   /* no tick, or no counter progress, in stall_ticks periods */
+#define CLOCKD_FAULT_BACKWARDS 3u /* the counter went backwards */
+#define CLOCKD_FAULT_STEPPED 4u   /* the counter jumped against the kernel's clock */
+#define CLOCKD_FAULT_GONE 5u      /* the device disappeared */
+#define CLOCKD_FAULT_ERROR 6u     /* repeated device errors */
+
+struct clockd_page_device {
+	char name[16];    /* driver name, NUL-terminated */
+	char device[48];  /* device path or detail, NUL-terminated */
+	uint32_t role;    /* CLOCKD_DEV_SOURCE or CLOCKD_DEV_TICK */
+	uint32_t state;   /* CLOCKD_DEV_* */
+	uint32_t fault;   /* CLOCKD_FAULT_*: the last one */
+	uint32_t pad0;
+	int64_t since_ns; /* kernel CLOCK_MONOTONIC of the last state change */
+	uint64_t faults;  /* fault events */
+	uint64_t spurious; /* tick devices: pulses rejected as too early */
+	uint64_t missed;   /* tick devices: pulses late by more than half a period */
+	uint64_t reserved[2];
+};
 
 /*
  * One copy of the time data: 192 bytes, three cache lines. The first line
@@ -128,14 +172,22 @@ struct clockd_page {
 	char tick[32];            /* tick device name, NUL-terminated */
 	uint32_t pid;             /* the daemon's process id (informative) */
 	uint32_t pad0;
-	uint64_t reserved0[12];
+	char vclock_path[64];     /* device a client maps or opens for */
+				  /* CLOCKD_VCLOCK_HPET and _PHC */
+	uint64_t reserved0[4];
 	/* 256: latch sequence and writer liveness, one cache line */
 	uint32_t seq;
 	uint32_t alarm; /* nonzero: the daemon distrusts its own page */
 	uint8_t writer_lock[56]; /* first 32-bit word: owner futex word */
 	/* 320: the two copies */
 	struct clockd_page_data data[2];
-	uint8_t reserved1[CLOCKD_PAGE_SIZE - 704];
+	uint8_t reserved1[1024 - 704];
+	/* 1024: the device table */
+	uint32_t dev_seq;
+	uint32_t ndevices;
+	uint64_t reserved2[7];
+	struct clockd_page_device devices[CLOCKD_PAGE_MAX_DEVICES];
+	uint8_t reserved3[CLOCKD_PAGE_SIZE - 2112];
 };
 
 #define CLOCKD_PAGE_ASSERT_OFF(type, field, off)                               \
@@ -186,12 +238,27 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page, source, 88);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, tick, 120);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, pid, 152);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad0, 156);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 160);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, vclock_path, 160);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 224);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 256);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, alarm, 260);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, writer_lock, 264);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, data, 320);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved1, 704);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, dev_seq, 1024);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, ndevices, 1028);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, devices, 1088);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved3, 2112);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, name, 0);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, device, 16);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, role, 64);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, state, 68);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, fault, 72);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, since_ns, 80);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, faults, 88);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, spurious, 96);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, missed, 104);
+_Static_assert(sizeof(struct clockd_page_device) == 128, "clockd page ABI: device size");
 _Static_assert(sizeof(struct clockd_page) == CLOCKD_PAGE_SIZE, "clockd page ABI: size");
 
 #endif /* CLOCKD_PAGE_H */

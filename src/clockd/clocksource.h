@@ -20,7 +20,11 @@ struct clocksource_ops {
 	/* Open the device and find its rate. 0 on success; -1 after logging
 	 * why (the caller may try the next source). */
 	int (*init)(struct clocksource *cs, const struct clockd_config *cfg);
-	/* The counter now. Called from the tick path only. */
+	/* The counter now. Called from the tick path only. A driver that
+	 * finds its device gone (an error a retry will not cure) sets
+	 * cs->gone and returns its last value; the timekeeper then moves to
+	 * the next configured source. Stalls, backward and forward jumps are
+	 * detected by the timekeeper, against the kernel's clock. */
 	uint64_t (*read)(struct clocksource *cs);
 	/* Optional: a better estimate of the rate, when one is due. Returns
 	 * true and sets *freq_hz when the estimate changed. */
@@ -34,21 +38,26 @@ struct clocksource {
 	uint64_t mask;          /* counter width */
 	uint32_t vclock_mode;   /* CLOCKD_VCLOCK_*: can clients read it? */
 	int32_t vclock_clockid; /* for CLOCKD_VCLOCK_POSIX */
+	char vclock_path[64];   /* for CLOCKD_VCLOCK_HPET, _PHC: what clients open */
+	char device[48];        /* device path or detail, for clockctl sources */
+	bool gone;              /* set by read(): the device disappeared */
 	void *priv;             /* the driver's state */
 };
 
 extern const struct clocksource_ops clocksource_tsc;
 extern const struct clocksource_ops clocksource_posix;
+extern const struct clocksource_ops clocksource_hpet;
+extern const struct clocksource_ops clocksource_phc;
+extern const struct clocksource_ops clocksource_sim;
 
 /* NULL-terminated table of every driver. */
 extern const struct clocksource_ops *const clocksource_drivers[];
 const struct clocksource_ops *clocksource_find(const char *name);
 
-/*
- * Open the configured source. "auto" tries the table in order of
- * preference (tsc, posix). Returns 0, or -1 after logging why.
- */
-int clocksource_open(struct clocksource *cs, const struct clockd_config *cfg);
+/* Open one driver into @cs. 0, or -1 after logging why (naming the
+ * driver and the device). */
+int clocksource_open(struct clocksource *cs, const struct clocksource_ops *ops,
+		     const struct clockd_config *cfg);
 void clocksource_close(struct clocksource *cs);
 
 #endif

@@ -3,9 +3,11 @@
 
 #include "clockd/tick.h"
 #include "shared/log.h"
+#include "shared/tickmath.h"
 
 const struct tick_ops *const tick_drivers[] = {
 	&tick_timerfd,
+	&tick_sim,
 	NULL,
 };
 
@@ -17,19 +19,20 @@ const struct tick_ops *tick_find(const char *name)
 	return NULL;
 }
 
-int tick_open(struct tick_device *td, const struct clockd_config *cfg)
+int tick_open(struct tick_device *td, const struct tick_ops *ops, const struct clockd_config *cfg)
 {
-	const struct tick_ops *ops = tick_find(cfg->tick);
-
 	memset(td, 0, sizeof(*td));
 	td->fd = -1;
-	if (!ops) {
-		log_warnx("tick %s: no such tick driver", cfg->tick);
-		return -1;
-	}
 	td->ops = ops;
 	td->hz = cfg->hz;
-	return ops->init(td, cfg);
+	td->stall_ns = (int64_t)cfg->stall_ticks * (int64_t)tick_period_ns_ceil(cfg->hz);
+	if (ops->init(td, cfg) < 0) {
+		td->ops = NULL;
+		return -1;
+	}
+	log_info("tick %s%s%s: %u Hz%s", ops->name, td->device[0] ? " " : "", td->device, td->hz,
+		 td->self_paced ? ", jiffies count its ticks" : "");
+	return 0;
 }
 
 void tick_close(struct tick_device *td)

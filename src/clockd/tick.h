@@ -26,28 +26,49 @@ struct tick_ops {
 	/*
 	 * Block until the next tick. A programmable device (timerfd) fires at
 	 * @deadline_ns of kernel CLOCK_MONOTONIC, the timekeeper's exact time
-	 * of the next tick; a device with its own rate ignores it. Returns the
-	 * number of ticks since the last call (>= 1), 0 for a wake-up without
-	 * a tick (EINTR), -1 on a device error (the caller logs and retries).
-	 * Called only from the tick thread. It must return 0 when a signal
-	 * interrupts it (EINTR): that is how the daemon stops the thread.
+	 * of the next tick; a device with its own rate (self_paced) ignores
+	 * it. Returns the number of ticks since the last call (>= 1; more if
+	 * the device counted ticks the daemon did not see), 0 for a wake-up
+	 * without a tick (EINTR), or a TICK_* code below. Called only from
+	 * the tick thread. It must return 0 when a signal interrupts it
+	 * (EINTR): that is how the daemon stops the thread.
+	 *
+	 * A self-paced device must not block longer than td->stall_ns
+	 * without a tick: it returns TICK_STALLED then.
 	 */
 	int64_t (*wait)(struct tick_device *td, int64_t deadline_ns);
 	void (*fini)(struct tick_device *td);
 };
 
+/* wait() results other than a tick count */
+#define TICK_ERROR (-1)   /* a device error; the tick thread logs and retries */
+#define TICK_GONE (-2)    /* the device disappeared (ENODEV and the like) */
+#define TICK_STALLED (-3) /* no tick for stall_ns */
+
 struct tick_device {
 	const struct tick_ops *ops;
 	int fd;
 	uint32_t hz;
+	bool self_paced;  /* set by init: the device keeps its own rate, and
+			   * jiffies count its ticks (else they follow time) */
+	int64_t stall_ns; /* set before init: stall_ticks tick periods */
+	int64_t stamp_ns; /* set by wait(): kernel CLOCK_MONOTONIC of the
+			   * last tick when the device stamps it (0: not) */
+	char device[48];  /* device path or detail, for clockctl sources */
 	void *priv;
 };
 
 extern const struct tick_ops tick_timerfd;
+extern const struct tick_ops tick_hpet;
+extern const struct tick_ops tick_rtc;
+extern const struct tick_ops tick_gpio;
+extern const struct tick_ops tick_sim;
 extern const struct tick_ops *const tick_drivers[];
 const struct tick_ops *tick_find(const char *name);
 
-int tick_open(struct tick_device *td, const struct clockd_config *cfg);
+/* Open one driver into @td. 0, or -1 after logging why (naming the driver
+ * and the device). */
+int tick_open(struct tick_device *td, const struct tick_ops *ops, const struct clockd_config *cfg);
 void tick_close(struct tick_device *td);
 
 #endif

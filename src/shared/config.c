@@ -6,15 +6,17 @@
 #include <string.h>
 
 #include "shared/config.h"
+#include "shared/simscript.h"
 #include "shared/tickmath.h"
 
 #define FIELD(f) offsetof(struct clockd_config, f), sizeof(((struct clockd_config *)0)->f)
 
-static const char *const source_choices[] = { "auto", "tsc", "posix", NULL };
+static const char *const source_choices[] = { "auto", "tsc", "hpet", "phc", "posix", "sim", NULL };
 static const char *const posix_clock_choices[] = {
 	"monotonic_raw", "monotonic", "boottime", "realtime", "tai", NULL
 };
-static const char *const tick_choices[] = { "timerfd", NULL };
+static const char *const tick_choices[] = { "timerfd", "hpet", "rtc", "gpio", "sim", NULL };
+static const char *const gpio_edge_choices[] = { "rising", "falling", "both", NULL };
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
 
 const struct config_key config_table[] = {
@@ -22,12 +24,13 @@ const struct config_key config_table[] = {
 	  "ticks per second: jiffies_64 advances at this rate" },
 	{ "jiffies_wrap_after", CFG_UINT, "300", 0, UINT32_MAX, NULL, FIELD(jiffies_wrap_after),
 	  "seconds after the first start at which the 32-bit jiffies wrap (INITIAL_JIFFIES)" },
-	{ "source", CFG_CHOICE, "auto", 0, 0, source_choices, FIELD(source),
-	  "clocksource: auto (tsc if the CPU has an invariant TSC, else posix), tsc or posix" },
+	{ "source", CFG_LIST, "auto", 0, 0, source_choices, FIELD(source),
+	  "clocksources in order of preference (a fault moves to the next): auto (tsc, posix), "
+	  "tsc, hpet, phc, posix, sim" },
 	{ "posix_clock", CFG_CHOICE, "monotonic_raw", 0, 0, posix_clock_choices, FIELD(posix_clock),
 	  "the kernel clock the posix source reads" },
-	{ "tick", CFG_CHOICE, "timerfd", 0, 0, tick_choices, FIELD(tick),
-	  "tick device that wakes the daemon HZ times a second" },
+	{ "tick", CFG_LIST, "timerfd", 0, 0, tick_choices, FIELD(tick),
+	  "tick devices in order of preference (a fault moves to the next): timerfd, hpet, rtc, gpio, sim" },
 	{ "page", CFG_PATH, "/run/clockd/page", 0, 0, NULL, FIELD(page),
 	  "path of the shared time page (clients: $CLOCKD_SHM)" },
 	{ "stale_after_ms", CFG_UINT, "100", 1, 3600000, NULL, FIELD(stale_after_ms),
@@ -36,6 +39,31 @@ const struct config_key config_table[] = {
 	  "first measurement of the TSC rate against CLOCK_MONOTONIC_RAW, in ms" },
 	{ "log_level", CFG_CHOICE, "info", 0, 0, log_level_choices, FIELD(log_level),
 	  "error, warning, notice, info or debug" },
+	{ "stall_ticks", CFG_UINT, "10", 2, 1000000, NULL, FIELD(stall_ticks),
+	  "a device with no tick, or a counter with no progress, for this many tick periods is stalled" },
+	{ "hpet_device", CFG_PATH, "/dev/hpet", 0, 0, NULL, FIELD(hpet_device),
+	  "the HPET character device (source hpet, tick hpet)" },
+	{ "rtc_device", CFG_PATH, "/dev/rtc0", 0, 0, NULL, FIELD(rtc_device),
+	  "the RTC character device whose periodic interrupt is tick rtc" },
+	{ "gpio_chip", CFG_STRING, "gpiochip0", 0, 0, NULL, FIELD(gpio_chip),
+	  "GPIO chip of tick gpio: name (gpiochip0), number, path or label" },
+	{ "gpio_line", CFG_STRING, "0", 0, 0, NULL, FIELD(gpio_line),
+	  "GPIO line of tick gpio: offset on the chip or line name" },
+	{ "gpio_edge", CFG_CHOICE, "rising", 0, 0, gpio_edge_choices, FIELD(gpio_edge),
+	  "edges of the GPIO line that are ticks: rising, falling or both" },
+	{ "gpio_debounce_us", CFG_UINT, "0", 0, 1000000, NULL, FIELD(gpio_debounce_us),
+	  "ignore GPIO edges closer than this to the last accepted one, in us (0: off)" },
+	{ "phc_device", CFG_PATH, "/dev/ptp0", 0, 0, NULL, FIELD(phc_device),
+	  "the PTP hardware clock of source phc" },
+	{ "sim_rate_ppm", CFG_INT, "0", 0, 0, NULL, FIELD(sim_rate_ppm),
+	  "rate error of the simulated device, ppm (positive: fast)", -100000, 100000 },
+	{ "sim_jitter_ns", CFG_UINT, "0", 0, 100000000, NULL, FIELD(sim_jitter_ns),
+	  "pulse time jitter of the simulated device: uniform in +-this, ns" },
+	{ "sim_seed", CFG_UINT, "1", 0, UINT64_MAX, NULL, FIELD(sim_seed),
+	  "seed of the simulated device's jitter (same seed, same run)" },
+	{ "sim_script", CFG_STRING, "", 0, 0, NULL, FIELD(sim_script),
+	  "faults of the simulated device: \"AT ACTION [ARG]; ...\" (see clockd.conf(5))",
+	  0, 0, simscript_validate },
 };
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 
@@ -45,6 +73,86 @@ const struct config_key *config_find(const char *name)
 		if (strcmp(config_table[i].name, name) == 0)
 			return &config_table[i];
 	return NULL;
+}
+
+static bool is_choice(const struct config_key *k, const char *w)
+{
+	for (const char *const *c = k->choices; *c; c++)
+		if (strcmp(*c, w) == 0)
+			return true;
+	return false;
+}
+
+/* "why" for a word that is not a choice: lists the choices. */
+static void not_a_choice(const struct config_key *k, const char *w, char *why, size_t len)
+{
+	size_t o = (size_t)snprintf(why, len, "'%s' is not one of:", w);
+
+	for (const char *const *c = k->choices; *c && o < len; c++)
+		o += (size_t)snprintf(why + o, len - o, " %s", *c);
+}
+
+bool config_list_item(const char *list, unsigned i, char *word, size_t len)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t n;
+
+		p += strspn(p, ", \t");
+		if (!*p)
+			return false;
+		n = strcspn(p, ", \t");
+		if (i-- == 0) {
+			snprintf(word, len, "%.*s", (int)n, p);
+			return true;
+		}
+		p += n;
+	}
+}
+
+/* A CFG_LIST value: known words, none twice, "auto" alone; stored as
+ * "a,b,c". */
+static int list_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	char out[CONFIG_LIST_MAX * 32] = "", w[32];
+	unsigned n = 0;
+
+	while (config_list_item(v, n, w, sizeof(w))) {
+		if (!is_choice(k, w)) {
+			not_a_choice(k, w, why, len);
+			return -1;
+		}
+		if (n == CONFIG_LIST_MAX) {
+			snprintf(why, len, "more than %d entries", CONFIG_LIST_MAX);
+			return -1;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			char prev[32];
+
+			config_list_item(out, j, prev, sizeof(prev));
+			if (strcmp(prev, w) == 0) {
+				snprintf(why, len, "'%s' is listed twice", w);
+				return -1;
+			}
+		}
+		if (strcmp(w, "auto") == 0 && (n > 0 || config_list_item(v, 1, w, sizeof(w)))) {
+			snprintf(why, len, "'auto' cannot be combined with other entries");
+			return -1;
+		}
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", n ? "," : "", w);
+		n++;
+	}
+	if (n == 0) {
+		snprintf(why, len, "empty list");
+		return -1;
+	}
+	if (strlen(out) >= k->size) {
+		snprintf(why, len, "list longer than %zu bytes", k->size - 1);
+		return -1;
+	}
+	snprintf(field, k->size, "%s", out);
+	return 0;
 }
 
 /* Parse and store one value. 0, or -1 with "why" (without the key). */
@@ -83,19 +191,47 @@ static int key_set(const struct config_key *k, struct clockd_config *cfg, const 
 		return 0;
 	}
 	case CFG_CHOICE:
-		for (const char *const *c = k->choices; *c; c++) {
-			if (strcmp(*c, v) == 0) {
-				snprintf(field, k->size, "%s", v);
-				return 0;
+		if (is_choice(k, v)) {
+			snprintf(field, k->size, "%s", v);
+			return 0;
+		}
+		not_a_choice(k, v, why, len);
+		return -1;
+	case CFG_LIST:
+		return list_set(k, field, v, why, len);
+	case CFG_INT: {
+		long long n;
+		char *end;
+
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (end == v || *end || (!isdigit((unsigned char)*v) && *v != '-' && *v != '+')) {
+			snprintf(why, len, "'%s' is not a number", v);
+			return -1;
+		}
+		if (errno == ERANGE || n < k->smin || n > k->smax) {
+			snprintf(why, len, "%s is out of range %lld..%lld", v, (long long)k->smin,
+				 (long long)k->smax);
+			return -1;
+		}
+		memcpy(field, &(int64_t){ n }, sizeof(int64_t));
+		return 0;
+	}
+	case CFG_STRING:
+		for (const char *c = v; *c; c++) {
+			if (*c == '"' || iscntrl((unsigned char)*c)) {
+				snprintf(why, len, "'%s' contains a double quote or a control character", v);
+				return -1;
 			}
 		}
-		{
-			size_t o = (size_t)snprintf(why, len, "'%s' is not one of:", v);
-
-			for (const char *const *c = k->choices; *c && o < len; c++)
-				o += (size_t)snprintf(why + o, len - o, " %s", *c);
+		if (strlen(v) >= k->size) {
+			snprintf(why, len, "longer than %zu bytes", k->size - 1);
+			return -1;
 		}
-		return -1;
+		if (k->validate && k->validate(v, why, len) < 0)
+			return -1;
+		snprintf(field, k->size, "%s", v);
+		return 0;
 	case CFG_PATH:
 		if (v[0] != '/') {
 			snprintf(why, len, "'%s' is not an absolute path", v);
@@ -315,7 +451,12 @@ void config_write(FILE *out, const struct clockd_config *cfg)
 				memcpy(&n, field, sizeof(n));
 			}
 			fprintf(out, "%s = %llu\n", k->name, (unsigned long long)n);
-		} else if (k->type == CFG_PATH) {
+		} else if (k->type == CFG_INT) {
+			int64_t n;
+
+			memcpy(&n, field, sizeof(n));
+			fprintf(out, "%s = %lld\n", k->name, (long long)n);
+		} else if (k->type == CFG_PATH || k->type == CFG_STRING) {
 			fprintf(out, "%s = \"%s\"\n", k->name, field);
 		} else {
 			fprintf(out, "%s = %s\n", k->name, field);

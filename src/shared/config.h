@@ -12,6 +12,7 @@
 #ifndef CLOCKD_SHARED_CONFIG_H
 #define CLOCKD_SHARED_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +23,15 @@ enum config_type {
 	CFG_UINT,   /* unsigned integer in [min, max] */
 	CFG_CHOICE, /* one word of choices[] */
 	CFG_PATH,   /* absolute path, shorter than the field */
+	CFG_LIST,   /* one to CONFIG_LIST_MAX words of choices[], in order of
+		     * preference, separated by commas or blanks; stored
+		     * "a,b"; a choice "auto" stands alone */
+	CFG_INT,    /* signed integer in [smin, smax] */
+	CFG_STRING, /* free text (no double quote or control character),
+		     * shorter than the field; may be empty */
 };
+
+#define CONFIG_LIST_MAX 4
 
 struct clockd_config {
 	uint32_t hz;                 /* hz */
@@ -34,6 +43,18 @@ struct clockd_config {
 	uint32_t stale_after_ms;     /* stale_after_ms */
 	uint32_t tsc_calibrate_ms;   /* tsc_calibrate_ms */
 	char log_level[16];          /* log_level */
+	uint32_t stall_ticks;        /* stall_ticks */
+	char hpet_device[64];        /* hpet_device */
+	char rtc_device[64];         /* rtc_device */
+	char gpio_chip[64];          /* gpio_chip */
+	char gpio_line[64];          /* gpio_line */
+	char gpio_edge[16];          /* gpio_edge */
+	uint32_t gpio_debounce_us;   /* gpio_debounce_us */
+	char phc_device[64];         /* phc_device */
+	int64_t sim_rate_ppm;        /* sim_rate_ppm */
+	uint64_t sim_jitter_ns;      /* sim_jitter_ns */
+	uint64_t sim_seed;           /* sim_seed */
+	char sim_script[512];        /* sim_script */
 };
 
 struct config_key {
@@ -41,10 +62,18 @@ struct config_key {
 	enum config_type type;
 	const char *def;            /* default, as it would be written */
 	uint64_t min, max;          /* CFG_UINT */
-	const char *const *choices; /* CFG_CHOICE, NULL-terminated */
+	const char *const *choices; /* CFG_CHOICE, CFG_LIST: NULL-terminated */
 	size_t offset, size;        /* where in struct clockd_config */
 	const char *doc;            /* one line */
+	int64_t smin, smax;         /* CFG_INT */
+	/* Optional further check of a value's syntax (CFG_STRING): 0, or -1
+	 * with why. */
+	int (*validate)(const char *value, char *why, size_t whylen);
 };
+
+/* The i-th word (from 0) of a CFG_LIST value into @word; false past the
+ * end. */
+bool config_list_item(const char *list, unsigned i, char *word, size_t len);
 
 extern const struct config_key config_table[];
 extern const size_t config_table_len;

@@ -69,14 +69,30 @@
 	F(clockd_page, tick, 120, 32) \
 	F(clockd_page, pid, 152, 4) \
 	F(clockd_page, pad0, 156, 4) \
-	F(clockd_page, reserved0, 160, 96) \
+	F(clockd_page, vclock_path, 160, 64) \
+	F(clockd_page, reserved0, 224, 32) \
 	F(clockd_page, seq, 256, 4) \
 	F(clockd_page, alarm, 260, 4) \
 	F(clockd_page, writer_lock, 264, 56) \
 	F(clockd_page, data, 320, 384) \
 	F(clockd_page, data[1], 512, 192) \
-	F(clockd_page, reserved1, 704, 3392) \
-	S(clockd_page, 4096)
+	F(clockd_page, reserved1, 704, 320) \
+	F(clockd_page, dev_seq, 1024, 4) \
+	F(clockd_page, ndevices, 1028, 4) \
+	F(clockd_page, devices, 1088, 1024) \
+	F(clockd_page, devices[1], 1216, 128) \
+	F(clockd_page, reserved3, 2112, 1984) \
+	S(clockd_page, 4096) \
+	F(clockd_page_device, name, 0, 16) \
+	F(clockd_page_device, device, 16, 48) \
+	F(clockd_page_device, role, 64, 4) \
+	F(clockd_page_device, state, 68, 4) \
+	F(clockd_page_device, fault, 72, 4) \
+	F(clockd_page_device, since_ns, 80, 8) \
+	F(clockd_page_device, faults, 88, 8) \
+	F(clockd_page_device, spurious, 96, 8) \
+	F(clockd_page_device, missed, 104, 8) \
+	S(clockd_page_device, 128)
 
 #ifdef PAGE_ABI_LISTING
 /* The layout as this compiler sees it, in the assembly output (-S). */
