@@ -15,4 +15,5 @@ include tests/clockctl/local.mk
 include tests/page/local.mk
 include tests/daemon/local.mk
 include tests/docs/local.mk
+include tests/devices/local.mk
 include tests/vm/local.mk

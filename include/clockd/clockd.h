@@ -180,6 +180,32 @@ struct clockd_status {
  * NULL @st or a @size smaller than CLOCKD_STATUS_SIZE_V1. */
 int clockd_status(struct clockd_status *st, size_t size);
 
+/*
+ * The daemon's devices (since 0.2): every clocksource and tick device its
+ * configuration lists, in order of preference, with its state. role, state
+ * and fault take the CLOCKD_DEV_* and CLOCKD_FAULT_* values of
+ * <clockd/page.h>.
+ */
+struct clockd_device {
+	char name[16];    /* driver: tsc, hpet, phc, posix, sim, timerfd, rtc, gpio */
+	char device[48];  /* device path or detail */
+	uint32_t role;    /* CLOCKD_DEV_SOURCE or CLOCKD_DEV_TICK */
+	uint32_t state;   /* CLOCKD_DEV_STANDBY, _ACTIVE, _FAULT, _UNAVAILABLE */
+	uint32_t fault;   /* CLOCKD_FAULT_*: the last fault seen */
+	uint32_t pad0;
+	int64_t since_ns; /* kernel CLOCK_MONOTONIC of the last state change */
+	uint64_t faults;  /* fault events */
+	uint64_t spurious; /* tick devices: pulses rejected as spurious */
+	uint64_t missed;  /* tick devices: pulses that did not come */
+};
+
+/* Copy up to @max devices into @dev; returns how many the daemon has (may
+ * exceed @max), or -1 with errno: EFAULT (NULL @dev with @max > 0), the
+ * page errors of clockd_clock_gettime (ENOENT, EACCES, EPROTO, ...), or
+ * EAGAIN if the table kept changing under the read. The page of a daemon
+ * that is gone still shows its last states. */
+int clockd_devices(struct clockd_device *dev, int max);
+
 /* Enable (1) or disable (0) the kernel-clock fallback described at the top
  * of this file. Returns the previous setting, or -1 with EINVAL. Default:
  * disabled, or enabled when $CLOCKD_FALLBACK is "kernel". */

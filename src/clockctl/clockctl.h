@@ -35,6 +35,7 @@ verb_fn verb_status;
 verb_fn verb_time;
 verb_fn verb_jiffies;
 verb_fn verb_watch;
+verb_fn verb_sources;
 
 /* --- output.c --- */
 

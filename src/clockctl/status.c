@@ -30,6 +30,8 @@ static const char *vclock_name(uint32_t mode)
 		[CLOCKD_VCLOCK_NONE] = "none",
 		[CLOCKD_VCLOCK_TSC] = "tsc",
 		[CLOCKD_VCLOCK_POSIX] = "posix",
+		[CLOCKD_VCLOCK_HPET] = "hpet",
+		[CLOCKD_VCLOCK_PHC] = "phc",
 	};
 
 	return mode < sizeof(names) / sizeof(names[0]) ? names[mode] : "unknown";

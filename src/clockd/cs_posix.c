@@ -4,6 +4,7 @@
  * client reads the same kernel clock itself (CLOCKD_VCLOCK_POSIX), so it
  * still gets nanosecond time with no round trip to the daemon.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,6 +39,7 @@ static int posix_init(struct clocksource *cs, const struct clockd_config *cfg)
 		cs->mask = UINT64_MAX;
 		cs->vclock_mode = CLOCKD_VCLOCK_POSIX;
 		cs->vclock_clockid = posix_clocks[i].id;
+		snprintf(cs->device, sizeof(cs->device), "kernel clock %s", posix_clocks[i].name);
 		return 0;
 	}
 	log_warnx("posix_clock %s: unknown kernel clock", cfg->posix_clock);

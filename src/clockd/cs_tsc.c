@@ -7,6 +7,7 @@
  * is 1e-10).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -81,6 +82,7 @@ static int tsc_init(struct clocksource *cs, const struct clockd_config *cfg)
 	st->next_cycles = st->tsc0 + cs->freq_hz;
 	cs->mask = UINT64_MAX;
 	cs->vclock_mode = CLOCKD_VCLOCK_TSC;
+	snprintf(cs->device, sizeof(cs->device), "invariant TSC");
 	cs->priv = st;
 	return 0;
 }

@@ -69,6 +69,7 @@ static void dev_entry(struct devices *dv, unsigned i, uint32_t role, const char 
 	memcpy(e->name, name, strnlen(name, sizeof(e->name) - 1)); /* names are short */
 	e->role = role;
 	e->state = CLOCKD_DEV_STANDBY;
+	e->since_ns = kclock_ns(CLOCK_MONOTONIC);
 }
 
 static void set_flag_fault(struct devices *dv)

@@ -198,6 +198,17 @@ static int64_t pulse_nominal(const struct sim_tick *s, int64_t k)
 	return s->base_ns + (int64_t)((__int128)(k - s->base_k) * s->period * PPM / (PPM + s->ppm));
 }
 
+/* The first regular pulse whose nominal time is at or after @t. */
+static int64_t pulse_at_or_after(const struct sim_tick *s, int64_t t)
+{
+	__int128 num = (__int128)(t - s->base_ns) * (PPM + s->ppm);
+	__int128 den = (__int128)s->period * PPM;
+
+	if (num <= 0)
+		return s->base_k;
+	return s->base_k + (int64_t)((num + den - 1) / den);
+}
+
 static int64_t pulse_time(const struct sim_tick *s, int64_t k)
 {
 	int64_t j = 0;
@@ -234,10 +245,13 @@ static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 	}
 }
 
+#define SIM_NEVER INT64_MAX
+
 /*
  * The next pulse, ns since start: an extra one under way, else the next
- * regular pulse that is neither stalled nor dropped. Applies the events due
- * by then; a vanish returns its own time with *vanish set.
+ * regular pulse that is neither stalled nor dropped, SIM_NEVER in a stall
+ * for ever. Applies the events due by then; a vanish returns its own time
+ * with *vanish set.
  */
 static int64_t tick_next(struct sim_tick *s, bool *extra, bool *vanish)
 {
@@ -258,9 +272,20 @@ static int64_t tick_next(struct sim_tick *s, bool *extra, bool *vanish)
 			*extra = true;
 			return t;
 		}
-		if (t < s->stall_until || s->miss > 0) {
-			if (t >= s->stall_until)
-				s->miss--;
+		if (t < s->stall_until) {
+			int64_t until = s->stall_until;
+
+			/* On to the first pulse after the stall, or the next
+			 * event, whichever is first. */
+			if (s->sc.next < s->sc.nev && s->sc.ev[s->sc.next].at_ns < until)
+				until = s->sc.ev[s->sc.next].at_ns;
+			if (until == SIM_NEVER)
+				return SIM_NEVER;
+			s->k = pulse_at_or_after(s, until) > s->k ? pulse_at_or_after(s, until) : s->k + 1;
+			continue;
+		}
+		if (s->miss > 0) {
+			s->miss--;
 			s->k++;
 			continue;
 		}
@@ -305,7 +330,7 @@ static int64_t sim_tick_wait(struct tick_device *td, int64_t deadline_ns)
 	if (s->gone)
 		return TICK_GONE;
 	t = tick_next(s, &extra, &vanish);
-	at = s->t0 + t;
+	at = t == SIM_NEVER ? SIM_NEVER : s->t0 + t;
 	if (at > start + td->stall_ns) {
 		ts = ns_to_ts(start + td->stall_ns);
 		r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);

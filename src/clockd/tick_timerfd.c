@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -41,6 +42,7 @@ static int timerfd_init(struct tick_device *td, const struct clockd_config *cfg)
 		return -1;
 	}
 	st->period_ns = (int64_t)(NSEC_PER_SEC / cfg->hz);
+	snprintf(td->device, sizeof(td->device), "kernel timerfd, CLOCK_MONOTONIC");
 	td->priv = st;
 	return 0;
 }

@@ -351,7 +351,14 @@ static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elaps
 	tk->still_ns = 0;
 	delta_ns = (int64_t)(((unsigned __int128)delta * tk->mult) >> tk->shift);
 	diff = delta_ns - elapsed;
-	if (diff > elapsed / 16 + STEP_FAULT_NS || -diff > elapsed / 16 + STEP_FAULT_NS) {
+	if (-diff > elapsed / 16 + STEP_FAULT_NS) {
+		/* Far behind the kernel's clock: it stopped for a while. */
+		tk->fault = CLOCKD_FAULT_STALLED;
+		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
+			 (long long)delta_ns, (long long)elapsed);
+		return false;
+	}
+	if (diff > elapsed / 16 + STEP_FAULT_NS) {
 		tk->fault = CLOCKD_FAULT_STEPPED;
 		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
 			 (long long)delta_ns, (long long)elapsed);

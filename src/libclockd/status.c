@@ -87,3 +87,57 @@ static void status_fill(struct clockd_status *st)
 		st->mono_ns = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
 	st->uptime_ns = st->mono_ns - LOAD_RELAXED(&pg->start_mono_ns);
 }
+
+#define DEVICES_TRIES 1000
+
+_Static_assert(sizeof(struct clockd_device) == sizeof(struct clockd_page_device) - 16,
+	       "clockd_device is the page's entry without its reserved tail");
+
+CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
+{
+	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES];
+	const struct clockd_page *pg;
+	uint32_t s, n = 0;
+	int err = 0, i;
+
+	if (!out && max > 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	pg = lib_page(&err);
+	if (!pg) {
+		errno = err;
+		return -1;
+	}
+	/* A plain sequence count: the table changes rarely, and a reader
+	 * can wait out a write (or give up on a writer killed in one). */
+	for (i = 0; i < DEVICES_TRIES; i++) {
+		s = __atomic_load_n(&pg->dev_seq, __ATOMIC_ACQUIRE);
+		if (s & 1)
+			continue;
+		n = LOAD_RELAXED(&pg->ndevices);
+		if (n > CLOCKD_PAGE_MAX_DEVICES)
+			n = CLOCKD_PAGE_MAX_DEVICES;
+		memcpy(tab, pg->devices, n * sizeof(tab[0]));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (LOAD_RELAXED(&pg->dev_seq) == s)
+			break;
+	}
+	if (i == DEVICES_TRIES) {
+		errno = EAGAIN;
+		return -1;
+	}
+	for (i = 0; i < (int)n && i < max; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		copy_name(out[i].name, tab[i].name, sizeof(out[i].name));
+		copy_name(out[i].device, tab[i].device, sizeof(out[i].device));
+		out[i].role = tab[i].role;
+		out[i].state = tab[i].state;
+		out[i].fault = tab[i].fault;
+		out[i].since_ns = tab[i].since_ns;
+		out[i].faults = tab[i].faults;
+		out[i].spurious = tab[i].spurious;
+		out[i].missed = tab[i].missed;
+	}
+	return (int)n;
+}

@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Device faults and fallback with the simulated device (sim_script): for
+# each fault, the device's state in clockctl sources, the page's fault
+# flag, the one log line, the device that took over, and a client reading
+# every clock through the fault that never sees one go back.
+. "$top_srcdir/tests/daemon/common.sh"
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+MONITOR=$top_builddir/tests/devices/monitor
+
+# wait_sources SECONDS ERE: until a line of clockctl sources matches.
+wait_sources() {
+	i=0
+	while [ $i -lt $(($1 * 20)) ]; do
+		"$CLOCKCTL" sources 2>/dev/null | grep -Eq "$2" && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	"$CLOCKCTL" sources 2>&1 | sed 's/^/# /'
+	return 1
+}
+
+# one_case NAME EXPECT-ERE LOG-ERE [-o KEY=VALUE]...: run the daemon with a
+# fault; the monitor reads through it. Checks the table line, the log
+# line, the fault flag and the monitor.
+one_case() {
+	name=$1 want=$2 logre=$3
+	shift 3
+	if ! start_daemon "$T/$name.log" -o hz=100 -o stall_ticks=10 "$@"; then
+		ok 1 "$name: the daemon starts"
+		return
+	fi
+	"$MONITOR" 4 >"$T/$name.mon" 2>&1 &
+	mon=$!
+	wait_sources 10 "$want"
+	ok $? "$name: clockctl sources shows '$want'"
+	grep -Eq "$logre" "$T/$name.log"
+	ok $? "$name: the log says '$logre'"
+	[ "$(grep -Ec "$logre" "$T/$name.log")" -eq 1 ]
+	ok $? "$name: ... once"
+	"$CLOCKCTL" status | grep -Eq "^ *flags: .*fault"
+	ok $? "$name: the page's fault flag is set"
+	wait $mon
+	st=$?
+	sed 's/^#/# '"$name"':/' "$T/$name.mon"
+	ok $st "$name: no clock went back through the fault"
+	"$PROBE" reads >/dev/null
+	ok $? "$name: every clock reads after the fault"
+	stop_daemon TERM
+}
+
+# Sources: each fault hands over to posix.
+one_case source-stall '^source +sim +fault +stalled' 'source sim .*: stalled: .*now on source posix' \
+	-o source=sim,posix -o "sim_script=1s stall"
+"$CLOCKCTL" sources 2>/dev/null | grep -Eq '^source +posix +active' ||
+	grep -Eq 'now on source posix' "$T/source-stall.log"
+ok $? "source-stall: posix took over"
+one_case source-step '^source +sim +fault +stepped' 'source sim .*: stepped: .*now on source posix' \
+	-o source=sim,posix -o "sim_script=1s step +1s"
+one_case source-back '^source +sim +fault +backwards' 'source sim .*: backwards: .*now on source posix' \
+	-o source=sim,posix -o "sim_script=1s step -1s"
+one_case source-vanish '^source +sim +fault +gone' 'source sim .*: gone: the device disappeared; now on source posix' \
+	-o source=sim,posix -o "sim_script=1500ms vanish"
+
+# Tick devices: each fault hands over to timerfd; jiffies go on.
+one_case tick-stall '^tick +sim +fault +stalled' 'tick sim .*: stalled: no tick for 100 ms.*now on tick timerfd' \
+	-o source=posix -o tick=sim,timerfd -o "sim_script=1s stall"
+one_case tick-vanish '^tick +sim +fault +gone' 'tick sim .*: gone: .*now on tick timerfd' \
+	-o source=posix -o tick=sim,timerfd -o "sim_script=1s vanish"
+
+# Spurious and missing pulses: counted, not ticks; no fault.
+if start_daemon "$T/pulses.log" -o hz=100 -o source=posix -o tick=sim \
+	-o "sim_script=500ms spurious 3; 1s miss 4"; then
+	j0=$("$CLOCKCTL" --json jiffies | sed -n 's/.*"jiffies_64":\([0-9]*\).*/\1/p')
+	wait_sources 10 '^tick +sim +active +- +0 +3 +4 '
+	ok $? "pulses: clockctl sources counts 3 spurious and 4 missed pulses"
+	grep -q 'spurious: not counted' "$T/pulses.log" && grep -q '4 pulses missing' "$T/pulses.log"
+	ok $? "pulses: the log says so, once each"
+	sleep 1
+	j1=$("$CLOCKCTL" --json jiffies | sed -n 's/.*"jiffies_64":\([0-9]*\).*/\1/p')
+	echo "# pulses: jiffies_64 $j0 -> $j1"
+	[ -n "$j0" ] && [ -n "$j1" ] && [ "$j1" -gt "$j0" ]
+	ok $? "pulses: jiffies go on counting"
+	! "$CLOCKCTL" status | grep -Eq "^ *flags: .*fault"
+	ok $? "pulses: no fault flag for pulses alone"
+	stop_daemon TERM
+else
+	ok 1 "pulses: the daemon starts"
+fi
+
+# A tick device with no fallback that stalls for a while: readers get
+# ESTALE, then it is taken back.
+if start_daemon "$T/recover.log" -o hz=100 -o source=posix -o tick=sim -o stall_ticks=5 \
+	-o "sim_script=1s stall 1500ms"; then
+	i=0
+	until [ "$("$PROBE" state)" = 2 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+	"$PROBE" reads >/dev/null
+	ok $([ $? -eq 3 ]; echo $?) "recover: during the stall every read fails with ESTALE"
+	"$PROBE" live 10
+	ok $? "recover: live again when the pulses come back"
+	grep -q 'no other tick device is configured' "$T/recover.log" &&
+		grep -q 'tick sim .*: ticking again' "$T/recover.log"
+	st=$?
+	[ $st -eq 0 ] || sed 's/^/# clockd: /' "$T/recover.log"
+	ok $st "recover: the log says stalled, then ticking again"
+	wait_sources 5 '^tick +sim +active +stalled +1 '
+	ok $? "recover: clockctl sources shows it active again, 1 fault"
+	stop_daemon TERM
+else
+	ok 1 "recover: the daemon starts"
+fi
+
+# A device missing at start: the next one is used, or the daemon refuses
+# to start with one line naming the device.
+one_case absent '^source +sim +unavailable +open' 'source sim: no such device' \
+	-o source=sim,posix -o "sim_script=0s vanish"
+"$CLOCKD" -o page="$T/page2" -o source=sim -o "sim_script=0s vanish" 2>"$T/absent2.log"
+st=$?
+sed 's/^/# /' "$T/absent2.log"
+[ $st -eq 1 ] && grep -q '^clockd: source sim: no such device' "$T/absent2.log" && [ ! -e "$T/page2" ]
+ok $? "absent: with no other source the daemon exits 1 naming the device, no page"
+"$CLOCKD" -o page="$T/page2" -o tick=rtc -o rtc_device=/nonexistent/rtc9 2>"$T/absent3.log"
+st=$?
+sed 's/^/# /' "$T/absent3.log"
+[ $st -eq 1 ] && grep -q 'rtc.*/nonexistent/rtc9' "$T/absent3.log"
+ok $? "absent: a missing rtc device: exit 1, the message names the path"
+
+finish
