@@ -8,7 +8,9 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/tick_hpet.c src/clockd/tick_rtc.c \
 	src/clockd/ticker.c src/clockd/ticker.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
-	src/clockd/timekeeper.c src/clockd/timekeeper.h
+	src/clockd/timekeeper.c src/clockd/timekeeper.h \
+	src/clockd/devices.c src/clockd/devices.h \
+	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread

@@ -14,9 +14,8 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
-#include "clockd/clocksource.h"
+#include "clockd/devices.h"
 #include "clockd/pagefile.h"
-#include "clockd/tick.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
 #include "shared/config.h"
@@ -36,8 +35,7 @@ struct clockd {
 	struct event *ev_term, *ev_int, *ev_hup, *ev_watch;
 	uint64_t watch_updates;   /* tk.updates at the last progress seen */
 	int64_t watch_progress_ns; /* kernel CLOCK_MONOTONIC of that */
-	struct clocksource cs;
-	struct tick_device td;
+	struct devices dv;
 	struct pagefile pf;
 	struct timekeeper tk;
 	struct ticker ticker;
@@ -66,11 +64,15 @@ static void help_config(void)
 	for (size_t i = 0; i < config_table_len; i++) {
 		const struct config_key *k = &config_table[i];
 
-		printf("%-20s default %-18s ", k->name, k->def);
+		printf("%-20s default %-18s ", k->name, k->def[0] ? k->def : "\"\"");
 		if (k->type == CFG_UINT)
 			printf("range %llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
-		else if (k->type == CFG_CHOICE) {
-			printf("one of");
+		else if (k->type == CFG_INT)
+			printf("range %lld..%lld", (long long)k->smin, (long long)k->smax);
+		else if (k->type == CFG_STRING)
+			printf("text");
+		else if (k->type == CFG_CHOICE || k->type == CFG_LIST) {
+			printf(k->type == CFG_LIST ? "list of" : "one of");
 			for (const char *const *c = k->choices; *c; c++)
 				printf(" %s", *c);
 		} else
@@ -97,14 +99,14 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 		cd->watch_progress_ns = now;
 		if (alarm & CLOCKD_ALARM_TICK_STOPPED) {
 			__atomic_store_n(&cd->pf.pg->alarm, alarm & ~CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
-			log_notice("tick %s: ticking again; alarm cleared", cd->td.ops->name);
+			log_notice("tick: ticking again; alarm cleared");
 		}
 		return;
 	}
 	if (!(alarm & CLOCKD_ALARM_TICK_STOPPED) && now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns) {
 		__atomic_store_n(&cd->pf.pg->alarm, alarm | CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
-		log_warnx("tick %s: no update for %lld ms; alarm raised, readers get ESTALE",
-			  cd->td.ops->name, (long long)((now - cd->watch_progress_ns) / 1000000));
+		log_warnx("tick: no update for %lld ms; alarm raised, readers get ESTALE",
+			  (long long)((now - cd->watch_progress_ns) / 1000000));
 	}
 }
 
@@ -267,14 +269,15 @@ static void teardown(struct clockd *cd)
 	event_free(cd->ev_hup);
 	event_base_free(cd->base);
 	pagefile_close(&cd->pf);
-	tick_close(&cd->td);
-	clocksource_close(&cd->cs);
+	devices_close(&cd->dv);
 }
 
 int main(int argc, char **argv)
 {
 	struct clockd cd = { 0 };
 	bool check_only = false;
+	struct clocksource *cs;
+	struct tick_device *td;
 
 	log_init("clockd", LOG_INFO);
 	parse_args(&cd, argc, argv, &check_only);
@@ -284,23 +287,25 @@ int main(int argc, char **argv)
 			cd.config_path ? cd.config_path : "(embedded defaults)");
 		return EXIT_SUCCESS;
 	}
-	if (clocksource_open(&cd.cs, &cd.cfg) < 0)
-		fatalx("no clocksource");
-	if (tick_open(&cd.td, &cd.cfg) < 0)
-		fatalx("no tick device");
+	if (devices_open(&cd.dv, &cd.cfg) < 0)
+		fatalx("no usable device; see the messages above");
+	cs = devices_source(&cd.dv);
+	td = devices_tick(&cd.dv);
 	if (pagefile_open(&cd.pf, cd.cfg.page) < 0)
 		fatalx("%s: cannot use the time page", cd.cfg.page);
-	if (tk_init(&cd.tk, &cd.pf, &cd.cs, &cd.cfg, cd.td.ops->name) < 0)
+	devices_attach(&cd.dv, cd.pf.pg);
+	if (tk_init(&cd.tk, &cd.pf, cs, &cd.cfg, td->ops->name, td->self_paced) < 0)
 		fatalx("timekeeper set-up failed");
 	setup_events(&cd);
-	/* From ticker_start on, the timekeeper belongs to the tick thread. */
+	/* From ticker_start on, the timekeeper and the devices belong to the
+	 * tick thread. */
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
-		 cd.cs.ops->name, cd.td.ops->name, cd.cfg.hz, cd.cfg.page,
+		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
-	if (ticker_start(&cd.ticker, &cd.td, &cd.tk, &cd.pf) < 0)
+	sd_notifyf(0, "STATUS=source %s, tick %s, HZ %u", cs->ops->name, td->ops->name, cd.cfg.hz);
+	if (ticker_start(&cd.ticker, &cd.dv, &cd.tk, &cd.pf) < 0)
 		fatalx("%s: cannot start ticking", cd.cfg.page);
-	sd_notifyf(0, "READY=1\nSTATUS=source %s, tick %s, HZ %u", cd.cs.ops->name,
-		   cd.td.ops->name, cd.cfg.hz);
+	sd_notify(0, "READY=1");
 	event_base_dispatch(cd.base);
 	teardown(&cd);
 	return EXIT_SUCCESS;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -30,33 +31,122 @@ static bool ticker_stopping(struct ticker *t)
 	return __atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
 }
 
-/* A device error: log the first of a run, and pause a tick period so a
- * broken device cannot spin the thread. */
-static void ticker_error(struct ticker *t)
+/* A pause of a tick period, so a broken device cannot spin the thread. */
+static void ticker_nap(struct ticker *t)
 {
-	struct timespec nap = ns_to_ts((int64_t)(NSEC_PER_SEC / t->td->hz));
+	struct timespec nap = ns_to_ts((int64_t)(NSEC_PER_SEC / t->tk->hz));
 
-	if (t->errors++ == 0)
-		log_warnx("tick %s: device error; the page goes stale until it recovers", t->td->ops->name);
 	clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
+}
+
+/* The tick device in use failed: move to the next one, if any. */
+static void ticker_tick_fault(struct ticker *t, uint32_t fault, const char *why)
+{
+	struct tick_device *next = devices_tick_fault(t->dv, fault, why);
+
+	if (!next)
+		return;
+	tk_set_tick(t->tk, next->ops->name, next->self_paced);
+	t->last_stamp_ns = 0;
+	t->errors = 0;
+}
+
+static void ticker_trouble(struct ticker *t, int64_t code)
+{
+	struct tick_device *td = devices_tick(t->dv);
+	char why[96];
+
+	switch (code) {
+	case TICK_STALLED:
+		snprintf(why, sizeof(why), "no tick for %lld ms (stall_ticks)", (long long)(td->stall_ns / 1000000));
+		ticker_tick_fault(t, CLOCKD_FAULT_STALLED, why);
+		return;
+	case TICK_GONE:
+		ticker_tick_fault(t, CLOCKD_FAULT_GONE, "the device disappeared");
+		break;
+	default:
+		if (t->errors++ == 0)
+			log_warnx("tick %s: device error; retrying", td->ops->name);
+		if (t->errors >= t->dv->cfg->stall_ticks) {
+			snprintf(why, sizeof(why), "%llu errors in a row", (unsigned long long)t->errors);
+			ticker_tick_fault(t, CLOCKD_FAULT_ERROR, why);
+		}
+		break;
+	}
+	ticker_nap(t);
+}
+
+/*
+ * Pulses of a device that time-stamps them (gpio, sim): one less than half
+ * a period after the last accepted one is spurious (a glitch: not a tick);
+ * one more than half a period late means pulses went missing (counted, not
+ * made up: jiffies count the pulses that came). Returns the ticks to count.
+ */
+static int64_t ticker_filter(struct ticker *t, const struct tick_device *td, int64_t n)
+{
+	int64_t period = (int64_t)(NSEC_PER_SEC / td->hz), gap;
+	uint64_t missed = 0;
+
+	if (td->stamp_ns == 0 || n != 1)
+		return n;
+	if (t->last_stamp_ns == 0) {
+		t->last_stamp_ns = td->stamp_ns;
+		return n;
+	}
+	gap = td->stamp_ns - t->last_stamp_ns;
+	if (gap < period / 2) {
+		if (t->spurious++ == 0)
+			log_notice("tick %s: a pulse %lld ns after the last one is spurious: not counted "
+				   "(further ones are counted in clockctl sources)", td->ops->name, (long long)gap);
+		devices_tick_pulses(t->dv, 1, 0);
+		return 0;
+	}
+	if (gap > period + period / 2) {
+		missed = (uint64_t)((gap + period / 2) / period - 1);
+		if (t->missed == 0)
+			log_notice("tick %s: %llu pulses missing before this one "
+				   "(further ones are counted in clockctl sources)", td->ops->name,
+				   (unsigned long long)missed);
+		t->missed += missed;
+		devices_tick_pulses(t->dv, 0, missed);
+	}
+	t->last_stamp_ns = td->stamp_ns;
+	return n;
+}
+
+/* The source in use failed (tk->fault): move to the next one, or raise the
+ * alarm when there is none. */
+static void ticker_source_fault(struct ticker *t)
+{
+	struct clocksource *next = devices_source_fault(t->dv, t->tk->fault, t->tk->fault_why);
+
+	if (next && tk_switch_source(t->tk, next) == 0)
+		return;
+	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 }
 
 static void ticker_loop(struct ticker *t)
 {
 	while (!ticker_stopping(t)) {
-		int64_t n = t->td->ops->wait(t->td, tk_next_tick_deadline(t->tk));
+		struct tick_device *td = devices_tick(t->dv);
+		int64_t n = td->ops->wait(td, tk_next_tick_deadline(t->tk));
 
+		if (n == 0)
+			continue;
 		if (n < 0) {
-			ticker_error(t);
+			ticker_trouble(t, n);
 			continue;
 		}
 		if (t->errors) {
-			log_notice("tick %s: recovered after %llu errors", t->td->ops->name,
+			log_notice("tick %s: recovered after %llu errors", td->ops->name,
 				   (unsigned long long)t->errors);
 			t->errors = 0;
 		}
-		if (n > 0)
-			tk_update(t->tk);
+		devices_tick_recovered(t->dv);
+		n = ticker_filter(t, td, n);
+		if (n > 0 && !tk_update(t->tk, n) && t->tk->fault != CLOCKD_FAULT_NONE &&
+		    !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
+			ticker_source_fault(t);
 	}
 }
 
@@ -76,21 +166,22 @@ static void *ticker_main(void *arg)
 		sem_post(&t->ready);
 		return NULL;
 	}
-	tk_update(t->tk);
+	if (t->dv->faulted)
+		__atomic_or_fetch(&t->pf->pg->flags, CLOCKD_PAGE_FAULT, __ATOMIC_RELEASE);
+	tk_update(t->tk, 0);
 	sem_post(&t->ready);
 	ticker_loop(t);
 	pagefile_release(t->pf);
 	return NULL;
 }
 
-int ticker_start(struct ticker *t, struct tick_device *td, struct timekeeper *tk,
-		 struct pagefile *pf)
+int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf)
 {
 	struct sigaction sa = { .sa_handler = ticker_wake };
 	int r;
 
 	memset(t, 0, sizeof(*t));
-	t->td = td;
+	t->dv = dv;
 	t->tk = tk;
 	t->pf = pf;
 	sigemptyset(&sa.sa_mask);

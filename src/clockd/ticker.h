@@ -13,25 +13,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clockd/devices.h"
 #include "clockd/pagefile.h"
 #include "clockd/tick.h"
 #include "clockd/timekeeper.h"
 
 struct ticker {
-	struct tick_device *td;
+	struct devices *dv;
 	struct timekeeper *tk;
 	struct pagefile *pf;
 	pthread_t thread;
 	sem_t ready;
 	int start_error;   /* set before ready is posted */
 	uint64_t errors;   /* consecutive device errors */
+	int64_t last_stamp_ns; /* device time stamp of the last accepted tick */
+	uint64_t spurious, missed; /* pulses, over the daemon's life */
 	bool stop;         /* set by ticker_stop (atomic) */
 };
 
 /* Start the thread; returns once it owns the page and has published, or
- * failed (-1, logged). */
-int ticker_start(struct ticker *t, struct tick_device *td, struct timekeeper *tk,
-		 struct pagefile *pf);
+ * failed (-1, logged). From here on the tick thread owns @dv and @tk. */
+int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf);
 /* Stop it: the page is marked STOPPING and released (readers see the
  * daemon gone). */
 void ticker_stop(struct ticker *t);

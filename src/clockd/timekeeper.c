@@ -23,6 +23,12 @@
  * go back. Publishing takes well under a microsecond. */
 #define RATE_PIVOT_NS 1000000ull
 
+/* A counter that moves more than this (plus 1/16 of the interval, room for
+ * any rate error a device could honestly have) away from the kernel's
+ * CLOCK_MONOTONIC between two updates has jumped. Well above the delay a
+ * preempted tick thread can put between the two reads. */
+#define STEP_FAULT_NS 20000000ll
+
 static uint64_t one_sec(const struct timekeeper *tk)
 {
 	return NSEC_PER_SEC << tk->shift;
@@ -103,6 +109,48 @@ static void tk_follow_wall(struct timekeeper *tk)
 	else
 		log_debug("the system time was stepped by %+lld ns (step %llu)", (long long)step,
 			  (unsigned long long)tk->wall_steps);
+}
+
+/* Re-express @b with a new shift (the sub-ns fraction is dropped). */
+static void base_reshift(struct tk_base *b, uint32_t from, uint32_t to)
+{
+	b->snsec = (b->snsec >> from) << to;
+}
+
+/*
+ * Counter rate to mult/shift: exact to the last bit for a delta up to twice
+ * the stale limit (at least 16 s); the daemon itself uses 128-bit products,
+ * so a stalled daemon cannot overflow. The bases are re-expressed in the
+ * new shift.
+ */
+static int tk_use_source(struct timekeeper *tk, struct clocksource *cs)
+{
+	uint64_t span = tk->stale_ns * 2 > 16 * NSEC_PER_SEC ? tk->stale_ns * 2 : 16 * NSEC_PER_SEC;
+	uint64_t overflow_cycles = (uint64_t)((unsigned __int128)span * cs->freq_hz / NSEC_PER_SEC);
+	uint32_t mult, shift;
+
+	if (!calc_mult_shift(cs->freq_hz, overflow_cycles, &mult, &shift)) {
+		log_warnx("clocksource %s: no mult/shift for %llu Hz", cs->ops->name,
+			  (unsigned long long)cs->freq_hz);
+		return -1;
+	}
+	if (tk->cs) {
+		base_reshift(&tk->mono, tk->shift, shift);
+		base_reshift(&tk->real, tk->shift, shift);
+		base_reshift(&tk->raw, tk->shift, shift);
+	}
+	tk->cs = cs;
+	tk->mult = tk->raw_mult = mult;
+	tk->shift = shift;
+	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
+	tk->still_ns = 0;
+	tk->fault = CLOCKD_FAULT_NONE;
+	memset(tk->pg->source, 0, sizeof(tk->pg->source));
+	strncpy(tk->pg->source, cs->ops->name, sizeof(tk->pg->source) - 1);
+	_Static_assert(sizeof(tk->pg->vclock_path) == sizeof(cs->vclock_path), "vclock_path");
+	memcpy(tk->pg->vclock_path, cs->vclock_path, sizeof(tk->pg->vclock_path));
+	tk->pg->vclock_path[sizeof(tk->pg->vclock_path) - 1] = '\0';
+	return 0;
 }
 
 int64_t tk_mono_ns(const struct timekeeper *tk)
@@ -224,30 +272,20 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 }
 
 int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
-	    const struct clockd_config *cfg, const char *tick_name)
+	    const struct clockd_config *cfg, const char *tick_name, bool counted)
 {
-	uint64_t overflow_cycles;
 	struct clockd_page *pg = pf->pg;
 
 	memset(tk, 0, sizeof(*tk));
 	tk->pg = pg;
-	tk->cs = cs;
 	tk->hz = cfg->hz;
+	tk->counted = counted;
 	tk->stale_ns = (uint64_t)cfg->stale_after_ms * 1000000;
 	if (tk->stale_ns < 3ull * tick_period_ns_ceil(tk->hz))
 		tk->stale_ns = 3ull * tick_period_ns_ceil(tk->hz);
-	/* mult/shift: exact to the last bit for a delta up to twice the
-	 * stale limit (at least 16 s); the daemon itself uses 128-bit
-	 * products, so a stalled daemon cannot overflow. */
-	overflow_cycles = (uint64_t)((unsigned __int128)(tk->stale_ns * 2 > 16 * NSEC_PER_SEC
-		? tk->stale_ns * 2 : 16 * NSEC_PER_SEC) * cs->freq_hz / NSEC_PER_SEC);
-	if (!calc_mult_shift(cs->freq_hz, overflow_cycles, &tk->mult, &tk->shift)) {
-		log_warnx("clocksource %s: no mult/shift for %llu Hz", cs->ops->name,
-			  (unsigned long long)cs->freq_hz);
+	tk->stall_limit_ns = (int64_t)cfg->stall_ticks * (int64_t)tick_period_ns_ceil(tk->hz);
+	if (tk_use_source(tk, cs) < 0)
 		return -1;
-	}
-	tk->raw_mult = tk->mult;
-	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
 
 	/* Sample the counter and the kernel's clocks as close together as
 	 * we can (the first calls fault in the vDSO data). */
@@ -262,6 +300,13 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 		tk->kernel_wall_ns = kclock_ns(CLOCK_REALTIME) - kclock_ns(CLOCK_MONOTONIC);
 	tk_start_epoch(tk, pf, cfg);
 	tk_compute_jiffies(tk);
+	/* A previous daemon whose jiffies counted a device may have run ahead
+	 * of time: jiffies never go back. */
+	if (pf->reused && tk->jiffies <= pf->prev.jiffies_64) {
+		tk->jiffies_base = pf->prev.jiffies_64 + 1;
+		tk->jiffies_epoch_ns = tk_mono_ns(tk);
+		tk->jiffies = tk->jiffies_base;
+	}
 
 	pg->hz = tk->hz;
 	pg->tick_ns = tick_period_ns_ceil(tk->hz);
@@ -270,31 +315,68 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	pg->jiffies_base = tk->jiffies_base;
 	pg->jiffies_epoch_ns = tk->jiffies_epoch_ns;
 	memcpy(pg->boot_id, pf->boot_id, sizeof(pg->boot_id));
-	memset(pg->source, 0, sizeof(pg->source));
 	memset(pg->tick, 0, sizeof(pg->tick));
-	strncpy(pg->source, cs->ops->name, sizeof(pg->source) - 1);
 	strncpy(pg->tick, tick_name, sizeof(pg->tick) - 1);
 	pg->pid = (uint32_t)getpid();
 	tk_publish(tk);
 	return 0;
 }
 
-void tk_update(struct timekeeper *tk)
+/* The counter against the kernel's clock since the last update (see
+ * devices.h). True if it may be used; else tk->fault says why not. */
+static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elapsed)
+{
+	int64_t delta_ns, diff;
+
+	if (tk->cs->gone) {
+		tk->fault = CLOCKD_FAULT_GONE;
+		snprintf(tk->fault_why, sizeof(tk->fault_why), "the device disappeared");
+		return false;
+	}
+	if (tk->cs->mask == UINT64_MAX && (int64_t)delta < 0) {
+		tk->fault = CLOCKD_FAULT_BACKWARDS;
+		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter went back %llu cycles",
+			 (unsigned long long)-delta);
+		return false;
+	}
+	if (delta == 0) {
+		tk->still_ns += elapsed;
+		if (tk->still_ns < tk->stall_limit_ns)
+			return true;
+		tk->fault = CLOCKD_FAULT_STALLED;
+		snprintf(tk->fault_why, sizeof(tk->fault_why), "no counter progress for %lld ms (stall_ticks)",
+			 (long long)(tk->still_ns / 1000000));
+		return false;
+	}
+	tk->still_ns = 0;
+	delta_ns = (int64_t)(((unsigned __int128)delta * tk->mult) >> tk->shift);
+	diff = delta_ns - elapsed;
+	if (diff > elapsed / 16 + STEP_FAULT_NS || -diff > elapsed / 16 + STEP_FAULT_NS) {
+		tk->fault = CLOCKD_FAULT_STEPPED;
+		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
+			 (long long)delta_ns, (long long)elapsed);
+		/* A client reading the counter itself may have seen the
+		 * jump, up to the stale limit. */
+		if (tk->cs->vclock_mode != CLOCKD_VCLOCK_NONE)
+			tk->fault_ahead_ns = delta_ns > (int64_t)tk->stale_ns ? (int64_t)tk->stale_ns : delta_ns;
+		return false;
+	}
+	return true;
+}
+
+bool tk_update(struct timekeeper *tk, int64_t ticks)
 {
 	struct clocksource *cs = tk->cs;
 	uint64_t now = cs->ops->read(cs);
+	int64_t kmono = kclock_ns(CLOCK_MONOTONIC);
 	uint64_t delta = (now - tk->cycle_last) & cs->mask;
 	uint64_t freq;
 
-	tk->kernel_mono_ns = kclock_ns(CLOCK_MONOTONIC);
-	if (cs->mask == UINT64_MAX && (int64_t)delta < 0) {
-		/* A counter behind our last read: keep time where it is. */
-		if (tk->backwards++ == 0)
-			log_warnx("clocksource %s went backwards by %llu cycles", cs->ops->name,
-				  (unsigned long long)-delta);
-		delta = 0;
-		now = tk->cycle_last;
-	}
+	if (tk->fault != CLOCKD_FAULT_NONE)
+		return false; /* a faulted source with no other to go to */
+	if (!tk_check_source(tk, delta, kmono - tk->kernel_mono_ns))
+		return false;
+	tk->kernel_mono_ns = kmono;
 	base_add(tk, &tk->mono, (unsigned __int128)delta * tk->mult);
 	base_add(tk, &tk->real, (unsigned __int128)delta * tk->mult);
 	base_add(tk, &tk->raw, (unsigned __int128)delta * tk->raw_mult);
@@ -302,9 +384,52 @@ void tk_update(struct timekeeper *tk)
 	tk_follow_wall(tk);
 	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
 		tk_set_rate(tk, freq);
-	tk_compute_jiffies(tk);
+	if (tk->counted)
+		tk->jiffies += (uint64_t)ticks;
+	else
+		tk_compute_jiffies(tk);
 	tk_publish(tk);
 	__atomic_store_n(&tk->updates, tk->updates + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+int tk_switch_source(struct timekeeper *tk, struct clocksource *cs)
+{
+	int64_t kmono = kclock_ns(CLOCK_MONOTONIC);
+	int64_t adv = kmono - tk->kernel_mono_ns;
+	uint64_t old_shift = tk->shift;
+
+	if (adv < tk->fault_ahead_ns)
+		adv = tk->fault_ahead_ns;
+	if (adv < 0)
+		adv = 0;
+	base_add(tk, &tk->mono, (unsigned __int128)adv << old_shift);
+	base_add(tk, &tk->real, (unsigned __int128)adv << old_shift);
+	base_add(tk, &tk->raw, (unsigned __int128)adv << old_shift);
+	tk->fault_ahead_ns = 0;
+	if (tk_use_source(tk, cs) < 0)
+		return -1;
+	tk->cycle_last = cs->ops->read(cs);
+	tk->kernel_mono_ns = kclock_ns(CLOCK_MONOTONIC);
+	if (!tk->counted)
+		tk_compute_jiffies(tk);
+	tk_publish(tk);
+	__atomic_store_n(&tk->updates, tk->updates + 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted)
+{
+	if (!counted) {
+		/* Time-driven jiffies from here: tick 0 is now. */
+		tk->jiffies_base = tk->jiffies;
+		tk->jiffies_epoch_ns = tk_mono_ns(tk);
+		tk->pg->jiffies_base = tk->jiffies_base;
+		tk->pg->jiffies_epoch_ns = tk->jiffies_epoch_ns;
+	}
+	tk->counted = counted;
+	memset(tk->pg->tick, 0, sizeof(tk->pg->tick));
+	strncpy(tk->pg->tick, tick_name, sizeof(tk->pg->tick) - 1);
 }
 
 int64_t tk_next_tick_deadline(const struct timekeeper *tk)

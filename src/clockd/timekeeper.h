@@ -23,6 +23,7 @@
 #ifndef CLOCKD_TIMEKEEPER_H
 #define CLOCKD_TIMEKEEPER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "clockd/clocksource.h"
@@ -51,15 +52,36 @@ struct timekeeper {
 	int64_t kernel_wall_ns;  /* kernel REALTIME - MONOTONIC last followed */
 	uint64_t wall_steps;     /* kernel realtime steps followed */
 	uint64_t updates;
-	uint64_t backwards;      /* counter reads behind cycle_last */
+	bool counted;            /* jiffies count device ticks (else follow time) */
+	int64_t stall_limit_ns;  /* stall_ticks periods */
+	int64_t still_ns;        /* kernel time the counter has not moved */
+	int64_t fault_ahead_ns;  /* a jumped counter: how far readers may have seen */
+	uint32_t fault;          /* CLOCKD_FAULT_* of the source, set by tk_update */
+	char fault_why[128];     /* ... and what was seen */
 };
 
 /* Set up from @pf (continuing a reused page) and publish the first state.
- * Returns 0, or -1 after logging. */
+ * @counted: jiffies count the ticks given to tk_update (a self-paced tick
+ * device). Returns 0, or -1 after logging. */
 int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
-	    const struct clockd_config *cfg, const char *tick_name);
-/* Read the counter, advance every clock, publish. */
-void tk_update(struct timekeeper *tk);
+	    const struct clockd_config *cfg, const char *tick_name, bool counted);
+/*
+ * Read the counter, advance every clock by it, and jiffies by @ticks
+ * (counted) or by time, and publish. Checks the counter against the
+ * kernel's CLOCK_MONOTONIC first: on a stall, a backward or forward jump or
+ * a vanished device it publishes nothing, sets tk->fault and returns false
+ * (the caller switches sources with tk_switch_source).
+ */
+bool tk_update(struct timekeeper *tk, int64_t ticks);
+/*
+ * Continue every clock on @cs, from where the faulted source left them plus
+ * the kernel's time since (and at least as far as a reader of the old
+ * source could have seen): no clock goes back. Publishes.
+ */
+int tk_switch_source(struct timekeeper *tk, struct clocksource *cs);
+/* A new tick device: jiffies now count its ticks (@counted) or follow
+ * time, continuing from their current value. */
+void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted);
 /* CLOCKD_MONOTONIC at the last update, ns. */
 int64_t tk_mono_ns(const struct timekeeper *tk);
 /* Kernel CLOCK_MONOTONIC deadline of the next tick, ns. */

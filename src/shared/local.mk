@@ -5,4 +5,5 @@ src_shared_libshared_la_SOURCES = \
 	src/shared/tickmath.c src/shared/tickmath.h \
 	src/shared/tsc.h \
 	src/shared/log.c src/shared/log.h \
-	src/shared/config.c src/shared/config.h
+	src/shared/config.c src/shared/config.h \
+	src/shared/simscript.c src/shared/simscript.h

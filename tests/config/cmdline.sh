@@ -84,7 +84,7 @@ run --help-config
 all=0
 for k in $KEYS; do grep -q "^$k  *default " "$T/out" || { echo "# key $k not listed"; all=1; }; done
 [ $st -eq 0 ] && [ $all -eq 0 ] && grep -q "^hz .*range 1\.\.100000" "$T/out" &&
-	grep -q "^source .*one of auto tsc posix" "$T/out" && grep -q "^page .*absolute path" "$T/out"
+	grep -q "^source .*list of auto tsc hpet phc posix sim" "$T/out" && grep -q "^page .*absolute path" "$T/out"
 ok $? "--help-config: every key with its default and range/choices"
 # Every key --help-config lists is one that --check-config prints, and back.
 listed=$(grep -E '^[a-z_]+ +default ' "$T/out" | cut -d' ' -f1 | sort | tr '\n' ' ')

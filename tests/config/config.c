@@ -103,7 +103,15 @@ static void test_errors(void)
 	bad_file("hz = 99999999999999999999999\n", 1, "hz", "is out of range 1..100000", NULL);
 	bad_file("stale_after_ms = 0\n", 1, "stale_after_ms", "0 is out of range 1..3600000", NULL);
 	bad_file("hz = 100\n\nhz = 200\n", 3, "hz", "set more than once", NULL);
-	bad_file("source = hpet\n", 1, "source", "'hpet' is not one of: auto tsc posix", NULL);
+	bad_file("source = hpett\n", 1, "source", "'hpett' is not one of: auto tsc hpet phc posix sim", NULL);
+	bad_file("source = hpet, posix, hpet\n", 1, "source", "'hpet' is listed twice", NULL);
+	bad_file("source = auto, posix\n", 1, "source", "'auto' cannot be combined with other entries", NULL);
+	bad_file("tick = gpio,, tsc\n", 1, "tick", "'tsc' is not one of: timerfd hpet rtc gpio sim", NULL);
+	bad_file("sim_rate_ppm = -100001\n", 1, "sim_rate_ppm", "-100001 is out of range -100000..100000", NULL);
+	bad_file("sim_rate_ppm = 1.5\n", 1, "sim_rate_ppm", "'1.5' is not a number", NULL);
+	bad_file("sim_script = \"1s stall; 2s step 0ms\"\n", 1, "sim_script", "'2s step': bad or missing argument", NULL);
+	bad_file("sim_script = \"2s miss 1; 1s vanish\"\n", 1, "sim_script", "events must be in time order", NULL);
+	bad_file("sim_script = \"1s explode\"\n", 1, "sim_script", "'explode': unknown action", NULL);
 	bad_file("log_level = loud\n", 1, "log_level", "is not one of: error warning notice info debug", NULL);
 	bad_file("page = run/clockd/page\n", 1, "page", "'run/clockd/page' is not an absolute path", NULL);
 	bad_file("page = \"/x\" extra\n", 1, "page", "text after the quoted value",
@@ -294,8 +302,10 @@ static void test_defaults(void)
 	for (size_t i = 0; i < config_table_len; i++) {
 		char want[400];
 
-		/* paths are written quoted, so that any path reads back */
-		snprintf(want, sizeof(want), config_table[i].type == CFG_PATH ? "%s = \"%s\"\n" : "%s = %s\n",
+		/* paths and text are written quoted, so that any value reads back */
+		bool quoted = config_table[i].type == CFG_PATH || config_table[i].type == CFG_STRING;
+
+		snprintf(want, sizeof(want), quoted ? "%s = \"%s\"\n" : "%s = %s\n",
 			 config_table[i].name, config_table[i].def);
 		if (strncmp(l, want, strlen(want)) != 0) {
 			tap_diag("key %s: want %s", config_table[i].name, want);
@@ -318,7 +328,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		tap_bail("mkdtemp: %s", strerror(errno));
 	snprintf(path, sizeof(path), "%s/clockd.conf", dir);
-	tap_plan(17 + 6 + 1 + 1 + 1 + 3 + 2);
+	tap_plan(25 + 6 + 1 + 1 + 1 + 3 + 2);
 	test_errors();
 	test_error_lines_today();
 	test_many_errors();

@@ -74,6 +74,13 @@ awk '
 		for (i = 7; i <= NF; i++)
 			line = line ", " $i
 		line = line "; default " def "."
+	} else if ($4 == "list") {
+		line = "List of " $6
+		for (i = 7; i <= NF; i++)
+			line = line ", " $i
+		line = line "; default " def "."
+	} else if ($4 == "text") {
+		line = "Text; default " def "."
 	} else if ($4 == "absolute") {
 		line = "Absolute path; default " def "."
 	} else {

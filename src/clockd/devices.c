@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <string.h>
+
+#include "clockd/devices.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+static const char *const state_names[] = {
+	[CLOCKD_DEV_STANDBY] = "standby",
+	[CLOCKD_DEV_ACTIVE] = "active",
+	[CLOCKD_DEV_FAULT] = "fault",
+	[CLOCKD_DEV_UNAVAILABLE] = "unavailable",
+};
+
+static const char *const fault_names[] = {
+	[CLOCKD_FAULT_NONE] = "-",
+	[CLOCKD_FAULT_OPEN] = "open",
+	[CLOCKD_FAULT_STALLED] = "stalled",
+	[CLOCKD_FAULT_BACKWARDS] = "backwards",
+	[CLOCKD_FAULT_STEPPED] = "stepped",
+	[CLOCKD_FAULT_GONE] = "gone",
+	[CLOCKD_FAULT_ERROR] = "error",
+};
+
+const char *devices_state_name(uint32_t state)
+{
+	return state < sizeof(state_names) / sizeof(state_names[0]) ? state_names[state] : "?";
+}
+
+const char *devices_fault_name(uint32_t fault)
+{
+	return fault < sizeof(fault_names) / sizeof(fault_names[0]) ? fault_names[fault] : "?";
+}
+
+/* Copy entry @i to the page under dev_seq (odd while writing). */
+static void dev_publish(struct devices *dv, unsigned i)
+{
+	struct clockd_page *pg = dv->pg;
+	uint32_t s;
+
+	if (!pg)
+		return;
+	s = __atomic_load_n(&pg->dev_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&pg->dev_seq, s + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(&pg->devices[i], &dv->tab[i], sizeof(pg->devices[i]));
+	__atomic_store_n(&pg->dev_seq, s + 2, __ATOMIC_RELEASE);
+}
+
+static void dev_set(struct devices *dv, unsigned i, uint32_t state, uint32_t fault)
+{
+	struct clockd_page_device *e = &dv->tab[i];
+
+	if (state == CLOCKD_DEV_FAULT && e->state != CLOCKD_DEV_FAULT)
+		e->faults++;
+	e->state = state;
+	if (fault != CLOCKD_FAULT_NONE)
+		e->fault = fault;
+	e->since_ns = kclock_ns(CLOCK_MONOTONIC);
+	dev_publish(dv, i);
+}
+
+static void dev_entry(struct devices *dv, unsigned i, uint32_t role, const char *name)
+{
+	struct clockd_page_device *e = &dv->tab[i];
+
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, name, strnlen(name, sizeof(e->name) - 1)); /* names are short */
+	e->role = role;
+	e->state = CLOCKD_DEV_STANDBY;
+}
+
+static void set_flag_fault(struct devices *dv)
+{
+	dv->faulted = true;
+	if (dv->pg)
+		__atomic_or_fetch(&dv->pg->flags, CLOCKD_PAGE_FAULT, __ATOMIC_RELEASE);
+}
+
+/* Build the two lists from the config; -1 on a name with no driver. */
+static int devices_list(struct devices *dv, const struct clockd_config *cfg)
+{
+	const char *src = strcmp(cfg->source, "auto") == 0 ? "tsc,posix" : cfg->source;
+	char w[32];
+
+	for (unsigned i = 0; config_list_item(src, i, w, sizeof(w)); i++) {
+		dv->src_ops[i] = clocksource_find(w);
+		if (!dv->src_ops[i]) {
+			log_warnx("source %s: not built into this clockd", w);
+			return -1;
+		}
+		dev_entry(dv, dv->nsrc++, CLOCKD_DEV_SOURCE, w);
+	}
+	for (unsigned i = 0; config_list_item(cfg->tick, i, w, sizeof(w)); i++) {
+		dv->tick_ops[i] = tick_find(w);
+		if (!dv->tick_ops[i]) {
+			log_warnx("tick %s: not built into this clockd%s", w,
+				  strcmp(w, "gpio") == 0 ? " (libgpiod was missing when it was built)" : "");
+			return -1;
+		}
+		dev_entry(dv, dv->nsrc + dv->ntick++, CLOCKD_DEV_TICK, w);
+	}
+	return 0;
+}
+
+/* Open sources from @from on; the first that opens is in use. */
+static struct clocksource *open_source_from(struct devices *dv, unsigned from)
+{
+	for (unsigned i = from; i < dv->nsrc; i++) {
+		if (clocksource_open(&dv->cs[i], dv->src_ops[i], dv->cfg) == 0) {
+			memcpy(dv->tab[i].device, dv->cs[i].device, sizeof(dv->tab[i].device));
+			dv->tab[i].device[sizeof(dv->tab[i].device) - 1] = '\0';
+			dv->src_cur = i;
+			dev_set(dv, i, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
+			return &dv->cs[i];
+		}
+		dev_set(dv, i, CLOCKD_DEV_UNAVAILABLE, CLOCKD_FAULT_OPEN);
+	}
+	return NULL;
+}
+
+static struct tick_device *open_tick_from(struct devices *dv, unsigned from)
+{
+	for (unsigned i = from; i < dv->ntick; i++) {
+		unsigned t = dv->nsrc + i;
+
+		if (tick_open(&dv->td[i], dv->tick_ops[i], dv->cfg) == 0) {
+			memcpy(dv->tab[t].device, dv->td[i].device, sizeof(dv->tab[t].device));
+			dv->tab[t].device[sizeof(dv->tab[t].device) - 1] = '\0';
+			dv->tick_cur = i;
+			dev_set(dv, t, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
+			return &dv->td[i];
+		}
+		dev_set(dv, t, CLOCKD_DEV_UNAVAILABLE, CLOCKD_FAULT_OPEN);
+	}
+	return NULL;
+}
+
+int devices_open(struct devices *dv, const struct clockd_config *cfg)
+{
+	memset(dv, 0, sizeof(*dv));
+	dv->cfg = cfg;
+	if (devices_list(dv, cfg) < 0)
+		return -1;
+	if (!open_source_from(dv, 0)) {
+		log_warnx("source = %s: no clocksource could be opened", cfg->source);
+		return -1;
+	}
+	if (!open_tick_from(dv, 0)) {
+		log_warnx("tick = %s: no tick device could be opened", cfg->tick);
+		clocksource_close(&dv->cs[dv->src_cur]);
+		return -1;
+	}
+	if (dv->src_cur > 0 || dv->tick_cur > 0)
+		dv->faulted = true;
+	return 0;
+}
+
+void devices_attach(struct devices *dv, struct clockd_page *pg)
+{
+	dv->pg = pg;
+	__atomic_store_n(&pg->ndevices, dv->nsrc + dv->ntick, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < dv->nsrc + dv->ntick; i++)
+		dev_publish(dv, i);
+	for (unsigned i = dv->nsrc + dv->ntick; i < CLOCKD_PAGE_MAX_DEVICES; i++)
+		memset(&pg->devices[i], 0, sizeof(pg->devices[i]));
+}
+
+struct clocksource *devices_source(struct devices *dv)
+{
+	return &dv->cs[dv->src_cur];
+}
+
+struct tick_device *devices_tick(struct devices *dv)
+{
+	return &dv->td[dv->tick_cur];
+}
+
+struct clocksource *devices_source_fault(struct devices *dv, uint32_t fault, const char *why)
+{
+	unsigned i = dv->src_cur;
+	struct clocksource *next;
+
+	set_flag_fault(dv);
+	dev_set(dv, i, CLOCKD_DEV_FAULT, fault);
+	next = open_source_from(dv, i + 1);
+	if (!next) {
+		log_warnx("source %s%s%s: %s: %s; no other source is configured, readers get ESTALE",
+			  dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
+			  devices_fault_name(fault), why);
+		return NULL;
+	}
+	log_warnx("source %s%s%s: %s: %s; now on source %s", dv->tab[i].name,
+		  dv->tab[i].device[0] ? " " : "", dv->tab[i].device, devices_fault_name(fault), why,
+		  dv->tab[dv->src_cur].name);
+	return next;
+}
+
+struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const char *why)
+{
+	unsigned i = dv->tick_cur, t = dv->nsrc + i;
+	struct tick_device *next;
+
+	if (dv->tab[t].state == CLOCKD_DEV_FAULT)
+		return NULL; /* already reported, nothing left to try */
+	set_flag_fault(dv);
+	dev_set(dv, t, CLOCKD_DEV_FAULT, fault);
+	next = open_tick_from(dv, i + 1);
+	if (!next) {
+		log_warnx("tick %s%s%s: %s: %s; no other tick device is configured", dv->tab[t].name,
+			  dv->tab[t].device[0] ? " " : "", dv->tab[t].device, devices_fault_name(fault), why);
+		return NULL;
+	}
+	log_warnx("tick %s%s%s: %s: %s; now on tick %s", dv->tab[t].name, dv->tab[t].device[0] ? " " : "",
+		  dv->tab[t].device, devices_fault_name(fault), why, dv->tab[dv->nsrc + dv->tick_cur].name);
+	tick_close(&dv->td[i]);
+	return next;
+}
+
+void devices_tick_recovered(struct devices *dv)
+{
+	unsigned t = dv->nsrc + dv->tick_cur;
+
+	if (dv->tab[t].state != CLOCKD_DEV_FAULT)
+		return;
+	dev_set(dv, t, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
+	log_notice("tick %s%s%s: ticking again", dv->tab[t].name, dv->tab[t].device[0] ? " " : "",
+		   dv->tab[t].device);
+}
+
+void devices_tick_pulses(struct devices *dv, uint64_t spurious, uint64_t missed)
+{
+	struct clockd_page_device *e = &dv->tab[dv->nsrc + dv->tick_cur];
+
+	e->spurious += spurious;
+	e->missed += missed;
+	dev_publish(dv, dv->nsrc + dv->tick_cur);
+}
+
+void devices_close(struct devices *dv)
+{
+	for (unsigned i = 0; i < dv->nsrc; i++)
+		clocksource_close(&dv->cs[i]);
+	for (unsigned i = 0; i < dv->ntick; i++)
+		tick_close(&dv->td[i]);
+}
