@@ -33,7 +33,7 @@ bad() {
 bad "missing HPET (tick)" "tick hpet $T/hpet: no such device" -o tick=hpet -o hpet_device="$T/hpet"
 bad "missing HPET (source)" "source hpet $T/hpet: no such device" -o source=hpet -o hpet_device="$T/hpet"
 bad "HPET that is not one" "source hpet /dev/zero: not an HPET" -o source=hpet -o hpet_device=/dev/zero
-bad "missing RTC" "tick rtc $T/rtc0: no such device" -o tick=rtc -o rtc_device="$T/rtc0"
+bad "missing RTC" "tick rtc $T/rtc0: no such device" -o tick=rtc -o rtc_device="$T/rtc0" -o hz=64
 bad "RTC that is not one" "tick rtc /dev/null: not an RTC" -o tick=rtc -o rtc_device=/dev/null -o hz=64
 bad "RTC rate not a power of two" "tick rtc /dev/rtc0: hz 1000: unsupported rate" -o tick=rtc -o hz=1000
 bad "RTC rate too high" "tick rtc /dev/rtc0: hz 16384: unsupported rate" -o tick=rtc -o hz=16384

@@ -3,7 +3,9 @@
  * The guest's checks of clockd itself through libclockd, against the
  * kernel's CLOCK_MONOTONIC. The daemon runs on the page $CLOCKD_SHM.
  *
- * usage: clockd-check rate HZ SECONDS   jiffies advance at HZ (within 1%)
+ * usage: clockd-check rate HZ SECONDS [TODO]
+ *                                       jiffies advance at HZ (within 1%);
+ *                                       TODO: a known shortfall, said why
  *        clockd-check fine SECONDS      fine CLOCKD_MONOTONIC reads: the
  *                                       client reads the HPET itself,
  *                                       monotonic, finer than a tick, and
@@ -67,7 +69,7 @@ static void jiffies_at(uint64_t *j, int64_t *t)
 	*t = t0 + (mono_ns() - t0) / 2;
 }
 
-static int check_rate(unsigned hz, double seconds)
+static int check_rate(unsigned hz, double seconds, const char *todo)
 {
 	uint64_t j0, j1, prev, j;
 	int64_t t0, t1, end;
@@ -90,8 +92,8 @@ static int check_rate(unsigned hz, double seconds)
 		   (double)(t1 - t0) / 1e9, rate, hz, err * 100);
 	guest_ok(back == 0, "rate: jiffies never went back (%d times)", back);
 	return guest_ok(err < RATE_TOLERANCE && err > -RATE_TOLERANCE,
-			"rate: jiffies advance at %u Hz within 1%% over %.0f s (%.2f Hz)", hz,
-			seconds, rate);
+			"rate: jiffies advance at %u Hz within 1%% over %.0f s (%.2f Hz)%s%s", hz,
+			seconds, rate, todo ? " # TODO " : "", todo ? todo : "");
 }
 
 static int check_fine(double seconds)
@@ -178,8 +180,8 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
 
-	if (strcmp(cmd, "rate") == 0 && argc == 4)
-		return !check_rate((unsigned)atoi(argv[2]), atof(argv[3]));
+	if (strcmp(cmd, "rate") == 0 && (argc == 4 || argc == 5))
+		return !check_rate((unsigned)atoi(argv[2]), atof(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (strcmp(cmd, "fine") == 0 && argc == 3)
 		return !check_fine(atof(argv[2]));
 	if (strcmp(cmd, "advance") == 0 && argc == 3)
@@ -190,7 +192,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "toggle") == 0 && argc == 5)
 		return toggle(argv[2], atoi(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: clockd-check rate HZ SECONDS | fine SECONDS | advance SECONDS"
+	fprintf(stderr, "usage: clockd-check rate HZ SECONDS [TODO] | fine SECONDS | advance SECONDS"
 		" | jiffies | toggle PULL N MS\n");
 	return 2;
 }
