@@ -7,6 +7,8 @@
 /* Every driver; "auto" means tsc, then posix (devices.c). */
 const struct clocksource_ops *const clocksource_drivers[] = {
 	&clocksource_tsc,
+	&clocksource_hpet,
+	&clocksource_phc,
 	&clocksource_posix,
 	&clocksource_sim,
 	NULL,

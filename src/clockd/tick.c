@@ -7,6 +7,11 @@
 
 const struct tick_ops *const tick_drivers[] = {
 	&tick_timerfd,
+	&tick_hpet,
+	&tick_rtc,
+#ifdef HAVE_LIBGPIOD
+	&tick_gpio,
+#endif
 	&tick_sim,
 	NULL,
 };

@@ -61,6 +61,8 @@ static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, in
 		*c = (uint64_t)ts_to_ns(&ts);
 		return true;
 	}
+	if (mode == CLOCKD_VCLOCK_HPET || mode == CLOCKD_VCLOCK_PHC)
+		return lib_vclock_read(mode, c);
 	return false;
 }
 

@@ -55,6 +55,11 @@ static inline bool lib_page_ok(const struct clockd_page *pg)
 	return lib_writer_alive(pg) && __atomic_load_n(&pg->alarm, __ATOMIC_RELAXED) == 0;
 }
 
+/* A device counter the client reads itself (CLOCKD_VCLOCK_HPET: the
+ * mapped main counter; _PHC: the opened PTP clock, ns), mapped or opened
+ * on first use; false when this client may not (tick resolution). */
+bool lib_vclock_read(uint32_t mode, uint64_t *c);
+
 /* Kernel clock for a clockd clock id (the fallback), -1 if not one. */
 clockid_t lib_kernel_equivalent(clockid_t id);
 extern int lib_fallback;

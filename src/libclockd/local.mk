@@ -8,6 +8,7 @@ LIBCLOCKD_SOURCES = \
 	src/libclockd/clock.c \
 	src/libclockd/jiffies.c \
 	src/libclockd/status.c \
+	src/libclockd/vclock.c \
 	src/shared/latch.c src/shared/latch.h \
 	src/shared/tickmath.h \
 	src/shared/tsc.h

@@ -120,11 +120,197 @@ check_gpio() {
 	wait $pid
 }
 
+# The gpio-sim chip check_gpio made live, if any (each check is a subshell).
+gpio_find() {
+	cfg=/sys/kernel/config/gpio-sim/clockd
+	[ -e $cfg/live ] || return 0
+	CHIP=$(cat $cfg/bank0/chip_name) DEV=$(cat $cfg/dev_name)
+}
+
+# --- clockd on the devices -------------------------------------------
+# Every run gets its own page; the daemon's log is shown as comments.
+# TCG is slow: generous stale limits and stall_ticks of about a second.
+export CLOCKD_SHM
+# start_clockd NAME OPTION...: start, wait until live; sets $pid and $LOG.
+start_clockd() {
+	name=$1; shift
+	mkdir -p /run/clockd
+	CLOCKD_SHM=/run/clockd/$name.page
+	LOG=/tmp/clockd-$name.log
+	opts=""
+	for o in "$@"; do opts="$opts -o $o"; done
+	# shellcheck disable=SC2086
+	clockd -o page=$CLOCKD_SHM -o stale_after_ms=5000 $opts 2>$LOG &
+	pid=$!
+	poll 30 is_live
+	ok $? "$name: clockd live ($*)"
+}
+
+stop_clockd() {
+	kill -TERM $pid
+	poll 10 is_gone $pid
+	ok $? "$name: clockd stops on SIGTERM"
+	wait $pid
+	ok $? "$name: exit status 0"
+	sed "s/^/# $name log: /" $LOG
+}
+
+# has_device ROLE NAME STATE FAULT DEVICE: a line of clockctl sources
+# (DEVICE may hold blanks, "gpiochip0 line 3").
+has_device() {
+	clockctl sources 2>/dev/null | grep -Eq "^$1 +$2 +$3 +$4 +$5\$"
+}
+have_sources() { clockctl sources >/dev/null 2>&1; }
+
+# sources_ok SECONDS ROLE NAME STATE FAULT DEVICE: that line shows up
+# (polled), as a check; skipped while clockctl has no "sources" verb.
+sources_ok() {
+	secs=$1; shift
+	if ! have_sources; then
+		skip "$name: clockctl sources: $*" "clockctl has no sources verb yet"
+		return
+	fi
+	poll "$secs" has_device "$@"
+	ok $? "$name: clockctl sources: $*"
+}
+
+# on ROLE NAME: clockctl status shows NAME in use as ROLE.
+on() { clockctl status 2>/dev/null | grep -Eq "^ *$1: $2\$"; }
+
+show_sources() { clockctl sources 2>&1 | sed "s/^/# $name sources: /"; }
+
+# (e) tick hpet / rtc at HZ: jiffies count the device's interrupts.
+check_tick() {
+	dev=$1 hz=$2 path=$3
+	start_clockd "$dev-$hz" tick=$dev hz=$hz stall_ticks=$hz || { stop_clockd; return; }
+	show_sources
+	on tick $dev
+	ok $? "$name: clockctl status names tick $dev"
+	sources_ok 1 tick $dev active - "$path"
+	# qemu's HPET under TCG drops interrupts that come a period late
+	# (955 of 1024 a second were counted): a known shortfall of the
+	# emulation, not judged.
+	todo=
+	[ "$dev-$hz" = hpet-1024 ] && todo="qemu TCG's HPET loses interrupts at 1024 Hz"
+	clockd-check rate $hz 5 ${todo:+"$todo"}
+	stop_clockd
+}
+
+# (f) source hpet: clients map the counter; fine reads.
+check_hpet_source() {
+	start_clockd hpet-source source=hpet tick=timerfd hz=64 || { stop_clockd; return; }
+	show_sources
+	on source hpet
+	ok $? "$name: clockctl status names source hpet"
+	sources_ok 1 source hpet active - /dev/hpet
+	clockd-check fine 2
+	stop_clockd
+}
+
+# (g) tick gpio on a gpio-sim line: exactly the edges made, then a line
+# that stops is a stalled device and the daemon moves to timerfd.
+# gpio_tick EDGE CHANGES EXPECTED HZ LINE: CHANGES pull changes 30 ms
+# apart (so rising edges are >= 60 ms apart, both edges >= 30 ms: HZ keeps
+# them over half a period apart); stall_ticks = 6 s, time to count first.
+gpio_tick() {
+	edge=$1 changes=$2 expect=$3 hz=$4 line=$5
+	pull=/sys/devices/platform/$DEV/$CHIP/sim_gpio$line/pull
+	start_clockd "gpio-$edge" tick=gpio,timerfd gpio_chip=$CHIP gpio_line=$line \
+		gpio_edge=$edge hz=$hz stall_ticks=$((hz * 6)) stale_after_ms=60000 ||
+		{ stop_clockd; return; }
+	show_sources
+	on tick gpio
+	ok $? "$name: clockctl status names tick gpio"
+	sources_ok 1 tick gpio active - "$CHIP line $line"
+	j0=$(clockd-check jiffies)
+	clockd-check toggle "$pull" $changes 30
+	ok $? "$name: $changes pull changes on sim_gpio$line"
+	want=$((j0 + expect))
+	poll 3 [ "$(clockd-check jiffies)" -ge $want ]
+	sleep 1
+	j1=$(clockd-check jiffies)
+	echo "# $name: jiffies_64 $j0 -> $j1 for $changes pull changes"
+	[ "$j1" -eq $want ]
+	ok $? "$name: jiffies_64 advanced by exactly $expect ($edge edges): $((j1 - j0))"
+	# Jiffies across the stall and the move to timerfd: never back.
+	clockd-check advance 10 > /tmp/advance.out 2>&1 &
+	adv=$!
+	poll 20 on tick timerfd
+	ok $? "$name: the daemon fell back to tick timerfd"
+	sources_ok 5 tick gpio fault stalled "$CHIP line $line"
+	sources_ok 5 tick timerfd active - -
+	show_sources
+	grep -q "tick gpio.*stalled" $LOG
+	ok $? "$name: the log says tick gpio ... stalled"
+	wait $adv
+	cat /tmp/advance.out
+	stop_clockd
+}
+
+check_gpio_tick() {
+	[ -n "${CHIP:-}" ] || { skip "gpio tick" "no gpio-sim chip"; return; }
+	gpio_tick rising 20 10 16 4
+	gpio_tick both 20 20 32 5
+}
+
+# (h) source phc on the e1000e clock, which qemu 7.2 does not advance:
+# a stalled source, the fallback to posix, and time that goes on.
+check_phc() {
+	[ -c /dev/ptp0 ] || { skip "phc" "no /dev/ptp0 (e1000e not loaded?)"; return; }
+	start_clockd phc source=phc,posix tick=timerfd hz=100 stall_ticks=20 ||
+		{ stop_clockd; return; }
+	poll 20 on source posix
+	ok $? "$name: fell back to source posix"
+	sources_ok 5 source phc fault stalled /dev/ptp0
+	sources_ok 5 source posix active - -
+	show_sources
+	grep -q "source phc.*stalled" $LOG
+	ok $? "$name: the log says source phc ... stalled"
+	clockd-check advance 2
+	stop_clockd
+}
+
+# (i) bad config: clockd exits 1 with a message naming device and reason.
+# bad NAME TEXT OPTION...
+bad() {
+	name=$1 text=$2; shift 2
+	opts=""
+	for o in "$@"; do opts="$opts -o $o"; done
+	# shellcheck disable=SC2086
+	timeout 20 clockd -o page=/run/clockd/bad.page $opts > /tmp/bad.log 2>&1
+	rc=$?
+	sed "s/^/# $name: /" /tmp/bad.log
+	[ $rc -eq 1 ]
+	ok $? "$name: clockd exits 1 (status $rc)"
+	grep -q "$text" /tmp/bad.log
+	ok $? "$name: the message says \"$text\""
+}
+
+check_bad_config() {
+	mkdir -p /run/clockd
+	bad "bad hpet path" "tick hpet /dev/nohpet: no such device" tick=hpet hpet_device=/dev/nohpet
+	bad "bad rtc rate" "tick rtc /dev/rtc0: hz 100: unsupported rate" tick=rtc hz=100
+	bad "rtc rate too high" "tick rtc /dev/rtc0: hz 16384" tick=rtc hz=16384
+	[ -n "${CHIP:-}" ] || { skip "bad gpio line" "no gpio-sim chip"; return; }
+	bad "bad gpio line" "tick gpio $CHIP line 99: no such line" tick=gpio gpio_chip=$CHIP gpio_line=99
+	bad "bad gpio line name" "tick gpio $CHIP line nosuch: no such line" tick=gpio gpio_chip=$CHIP gpio_line=nosuch
+	bad "bad gpio chip" "tick gpio nochip: no such GPIO chip" tick=gpio gpio_chip=nochip
+	bad "phc not a PTP clock" "source phc /dev/rtc0: not a PTP clock" source=phc phc_device=/dev/rtc0
+}
+
 say "# guest kernel $(uname -r), init running"
 load_modules 2>&1 | report
 (check_clockd) 2>&1 | report
 (check_program hpet-check) 2>&1 | report
 (check_program rtc-check) 2>&1 | report
 (check_gpio) 2>&1 | report
+for hz in 64 1024; do
+	(check_tick hpet $hz /dev/hpet) 2>&1 | report
+	(check_tick rtc $hz /dev/rtc0) 2>&1 | report
+done
+(check_hpet_source) 2>&1 | report
+(gpio_find; check_gpio_tick) 2>&1 | report
+(check_phc) 2>&1 | report
+(gpio_find; check_bad_config) 2>&1 | report
 say END
 poweroff -f

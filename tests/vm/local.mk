@@ -26,10 +26,20 @@ tests/vm/gpio-check: tests/vm/gpio-check.c tests/vm/guest.h
 		$(srcdir)/tests/vm/gpio-check.c $(LIBGPIOD_LIBS)
 endif
 
-CLEANFILES += tests/vm/hpet-check tests/vm/rtc-check tests/vm/gpio-check
+# clockd-check reads the page through the freshly built libclockd.so (the
+# guest gets it with clockctl's libraries).
+VM_GUEST += tests/vm/clockd-check
+tests/vm/clockd-check: tests/vm/clockd-check.c tests/vm/guest.h src/libclockd/libclockd.la
+	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
+	$(CC) $(VM_GUEST_CFLAGS) -o $@ $(srcdir)/tests/vm/clockd-check.c \
+		-Lsrc/libclockd/.libs -lclockd
+
+CLEANFILES += tests/vm/hpet-check tests/vm/rtc-check tests/vm/gpio-check \
+	tests/vm/clockd-check
 EXTRA_DIST += tests/vm/README.md tests/vm/fetch.sh tests/vm/mkinitramfs.sh \
 	tests/vm/run.sh tests/vm/init.sh tests/vm/guest.h tests/vm/irqrate.h \
-	tests/vm/hpet-check.c tests/vm/rtc-check.c tests/vm/gpio-check.c
+	tests/vm/hpet-check.c tests/vm/rtc-check.c tests/vm/gpio-check.c \
+	tests/vm/clockd-check.c
 
 check-hw: all $(VM_GUEST)
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \

@@ -39,18 +39,24 @@ if ! sh "$SRCDIR/tests/vm/mkinitramfs.sh" "$T/initrd.img" "$SRCDIR" "$BUILDDIR" 
 fi
 
 # KVM does not boot a stock kernel on these hosts (tests/vm/README.md):
-# TCG always. q35, because its HPET can route timer interrupts.
+# TCG always. q35, because its HPET can route timer interrupts. One e1000e
+# NIC (no network behind it) for its PTP clock, /dev/ptp0. 8 HPET timers,
+# not 3: the kernel keeps two, and every open of /dev/hpet takes one for as
+# long as its file (or a mapping of it) lives: clockd's source hpet and each
+# client mapping the counter need their own.
 boot() {
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -m 512M \
 		-nographic -no-reboot -kernel "$CACHE/root/boot/vmlinuz-$KVER" \
-		-initrd "$T/initrd.img" \
+		-initrd "$T/initrd.img" -nic none -device e1000e \
+		-global hpet.timers=8 \
 		-append 'console=ttyS0 panic=-1 rdinit=/init quiet' \
 		${CLOCKD_VM_QEMU_ARGS:-} </dev/null
 	echo $? > "$T/qemu.rc"
 }
 
 # Number the guest's unnumbered TAP lines as they arrive; anything else
-# it printed behind the prefix is a comment. The plan comes last, with a
+# it printed behind the prefix is a comment. A "not ok ... # TODO" (a known
+# shortcoming, said why) is shown but does not fail the run, as in TAP. The plan comes last, with a
 # failure added when the guest did not finish or qemu did not exit cleanly.
 tap() {
 	n=0 fail=0 ended=no
@@ -61,6 +67,7 @@ tap() {
 		line=${line#"$PREFIX "}
 		case $line in
 		"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok }" ;;
+		"not ok - "*"# TODO "*) n=$((n + 1)); echo "not ok $n ${line#not ok }" ;;
 		"not ok - "*) n=$((n + 1)); fail=1; echo "not ok $n ${line#not ok }" ;;
 		END) ended=yes ;;
 		"#"*) echo "$line" ;;

@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The hardware drivers' setup errors on the build machine, which has no
+# HPET, RTC, GPIO or PTP device: clockd exits 1 with a message naming the
+# driver, the device and the reason. Files that exist but are not the
+# device (/dev/null, /dev/zero) stand in for a wrong path.
+
+: "${top_builddir:?run from make check (top_builddir unset)}"
+CLOCKD=$top_builddir/src/clockd/clockd
+T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-hw.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+
+# bad WHAT TEXT OPTION...: clockd exits 1 and its log holds TEXT.
+bad() {
+	what=$1 text=$2
+	shift 2
+	timeout 20 "$CLOCKD" -o page="$T/page" "$@" >"$T/log" 2>&1
+	rc=$?
+	ok $((rc != 1)) "$what: clockd exits 1 (status $rc)"
+	grep -qF -- "$text" "$T/log"
+	r=$?
+	ok $r "$what: the message says \"$text\""
+	[ $r -eq 0 ] || sed 's/^/# log: /' "$T/log"
+}
+
+bad "missing HPET (tick)" "tick hpet $T/hpet: no such device" -o tick=hpet -o hpet_device="$T/hpet"
+bad "missing HPET (source)" "source hpet $T/hpet: no such device" -o source=hpet -o hpet_device="$T/hpet"
+bad "HPET that is not one" "source hpet /dev/zero: not an HPET" -o source=hpet -o hpet_device=/dev/zero
+bad "missing RTC" "tick rtc $T/rtc0: no such device" -o tick=rtc -o rtc_device="$T/rtc0" -o hz=64
+bad "RTC that is not one" "tick rtc /dev/null: not an RTC" -o tick=rtc -o rtc_device=/dev/null -o hz=64
+bad "RTC rate not a power of two" "tick rtc /dev/rtc0: hz 1000: unsupported rate" -o tick=rtc -o hz=1000
+bad "RTC rate too high" "tick rtc /dev/rtc0: hz 16384: unsupported rate" -o tick=rtc -o hz=16384
+bad "missing PTP clock" "source phc $T/ptp0: no such device" -o source=phc -o phc_device="$T/ptp0"
+bad "PTP clock that is not one" "source phc /dev/null: not a PTP clock" -o source=phc -o phc_device=/dev/null
+# tick gpio is built only with libgpiod: its description is in the binary.
+if grep -qa "edges on a GPIO line" "$CLOCKD"; then
+	bad "missing GPIO chip" "tick gpio $T/gpiochip9: no such GPIO chip" -o tick=gpio -o gpio_chip="$T/gpiochip9"
+else
+	n=$((n + 1)); echo "ok $n # SKIP clockd built without libgpiod"
+fi
+
+echo "1..$n"
+exit $failed
