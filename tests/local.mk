@@ -16,4 +16,5 @@ include tests/page/local.mk
 include tests/daemon/local.mk
 include tests/docs/local.mk
 include tests/devices/local.mk
+include tests/devices-hw/local.mk
 include tests/vm/local.mk

@@ -188,7 +188,7 @@ extra=$(comm -13 "$tmp/long-options" "$tmp/man-options" | tr '\n' ' ')
 check "clockd.8 documents no option clockd lacks${extra:+ (has: $extra)}" test -z "$extra"
 
 # --- libclockd.3: symbols and macros ------------------------------------------
-awk '/^[ \t]*global:/ { on = 1; next } /^[ \t]*local:/ { on = 0 }
+awk '/^[ \t]*global:/ { on = 1; next } /^[ \t]*local:/ || /^[ \t]*}/ { on = 0 }
 	on { gsub(/[ \t;]/, ""); if ($0 != "") print }' "$sym" | sort >"$tmp/symbols"
 if [ ! -s "$tmp/symbols" ]; then
 	echo "Bail out! no symbols in $sym"

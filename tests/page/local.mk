@@ -5,7 +5,7 @@
 # for the tests (they need the internals, and -m32 and TSan builds of them).
 PAGE_LIB_SOURCES = \
 	src/libclockd/internal.h src/libclockd/page.c src/libclockd/clock.c \
-	src/libclockd/jiffies.c src/libclockd/status.c \
+	src/libclockd/jiffies.c src/libclockd/status.c src/libclockd/vclock.c \
 	src/shared/latch.c src/shared/latch.h \
 	src/shared/tickmath.c src/shared/tickmath.h src/shared/tsc.h
 PAGE_WRITER_SOURCES = \
@@ -38,6 +38,7 @@ PAGE_CC = $(CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLA
 PAGE_LIB_C = \
 	$(top_srcdir)/src/libclockd/page.c $(top_srcdir)/src/libclockd/clock.c \
 	$(top_srcdir)/src/libclockd/jiffies.c $(top_srcdir)/src/libclockd/status.c \
+	$(top_srcdir)/src/libclockd/vclock.c \
 	$(top_srcdir)/src/shared/latch.c
 PAGE_TORTURE_C = \
 	$(top_srcdir)/tests/page/torture.c $(top_srcdir)/tests/page/testpage.c \
