@@ -46,5 +46,32 @@ else
 	n=$((n + 1)); echo "ok $n # SKIP clockd built without libgpiod"
 fi
 
+# Permission denied: a device node only root may open, and clockd run as
+# nobody (the page in a directory nobody may write).
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	chmod 755 "$T"
+	mkdir "$T/nobody" && chmod 1777 "$T/nobody"
+	mknod "$T/rtc-root" c 10 135 && chmod 600 "$T/rtc-root"
+	: >"$T/dev-root" && chmod 600 "$T/dev-root"
+	for d in "tick rtc:-o tick=rtc -o hz=64 -o rtc_device=$T/rtc-root" \
+		"tick hpet:-o tick=hpet -o hpet_device=$T/dev-root" \
+		"source phc:-o source=phc -o phc_device=$T/dev-root"; do
+		what=${d%%:*}
+		# shellcheck disable=SC2086 # the options are words
+		timeout 20 sh -c 'setpriv --reuid=65534 --regid=65534 --clear-groups "$@"' sh \
+			"$CLOCKD" -o page="$T/nobody/page" ${d#*:} >"$T/log" 2>&1
+		rc=$?
+		path=$(echo "${d#*:}" | sed 's/.*=//')
+		grep -qF "$what $path: permission denied" "$T/log" && [ $rc -eq 1 ]
+		r=$?
+		ok $r "$what, permission denied: exit 1 and the message says so"
+		[ $r -eq 0 ] || sed 's/^/# log: /' "$T/log"
+	done
+else
+	for w in "tick rtc" "tick hpet" "source phc"; do
+		n=$((n + 1)); echo "ok $n # SKIP $w, permission denied: needs root and setpriv to run as nobody"
+	done
+fi
+
 echo "1..$n"
 exit $failed
