@@ -17,6 +17,28 @@ static const char *const posix_clock_choices[] = {
 };
 static const char *const tick_choices[] = { "timerfd", "hpet", "rtc", "gpio", "sim", NULL };
 static const char *const gpio_edge_choices[] = { "rising", "falling", "both", NULL };
+static const char *const reference_choices[] = { "none", "sim", "gpio", "phc", NULL };
+static const char *const pps_edge_choices[] = { "rising", "falling", NULL };
+
+/* An octal file mode, at most 0777. */
+static int mode_validate(const char *v, char *why, size_t len)
+{
+	if (!*v || strlen(v) > 4 || strspn(v, "01234567") != strlen(v) || strtoul(v, NULL, 8) > 0777) {
+		snprintf(why, len, "'%s' is not an octal file mode (0 to 0777)", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Empty (off) or an absolute path. */
+static int opt_path_validate(const char *v, char *why, size_t len)
+{
+	if (*v && *v != '/') {
+		snprintf(why, len, "'%s' is not an absolute path", v);
+		return -1;
+	}
+	return 0;
+}
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
 
 const struct config_key config_table[] = {
@@ -64,6 +86,27 @@ const struct config_key config_table[] = {
 	{ "sim_script", CFG_STRING, "", 0, 0, NULL, FIELD(sim_script),
 	  "faults of the simulated device: \"AT ACTION [ARG]; ...\" (see clockd.conf(5))",
 	  0, 0, simscript_validate },
+	{ "reference", CFG_CHOICE, "none", 0, 0, reference_choices, FIELD(reference),
+	  "what the clock is disciplined to: none, sim (simulated 1 PPS), gpio (a PPS line), phc" },
+	{ "pps_chip", CFG_STRING, "gpiochip0", 0, 0, NULL, FIELD(pps_chip),
+	  "GPIO chip of reference gpio: name, number, path or label" },
+	{ "pps_line", CFG_STRING, "1", 0, 0, NULL, FIELD(pps_line),
+	  "GPIO line of reference gpio: offset on the chip or line name" },
+	{ "pps_edge", CFG_CHOICE, "rising", 0, 0, pps_edge_choices, FIELD(pps_edge),
+	  "the edge of the PPS line that marks the second: rising or falling" },
+	{ "discipline_step_ms", CFG_UINT, "128", 0, 1000000, NULL, FIELD(discipline_step_ms),
+	  "an offset to the reference above this at the start is stepped (realtime only), ms" },
+	{ "discipline_restep_ms", CFG_UINT, "0", 0, 1000000, NULL, FIELD(discipline_restep_ms),
+	  "after lock, step realtime when the offset exceeds this, ms (0: never, slew only)" },
+	{ "discipline_max_ppm", CFG_UINT, "500", 1, 100000, NULL, FIELD(discipline_max_ppm),
+	  "the largest rate correction the discipline applies, ppm" },
+	{ "ntp_shm_unit", CFG_INT, "-1", 0, 0, NULL, FIELD(ntp_shm_unit),
+	  "NTP SHM refclock segment unit (key 0x4e545030 + unit) to export to; -1: off", -1, 255 },
+	{ "ntp_shm_mode", CFG_STRING, "0600", 0, 0, NULL, FIELD(ntp_shm_mode),
+	  "permissions of the NTP SHM segment (octal); anyone who may write it may feed time",
+	  0, 0, mode_validate },
+	{ "chrony_sock", CFG_STRING, "", 0, 0, NULL, FIELD(chrony_sock),
+	  "chronyd's SOCK refclock socket to send samples to (empty: off)", 0, 0, opt_path_validate },
 };
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 

@@ -55,6 +55,16 @@ struct clockd_config {
 	uint64_t sim_jitter_ns;      /* sim_jitter_ns */
 	uint64_t sim_seed;           /* sim_seed */
 	char sim_script[512];        /* sim_script */
+	char reference[16];          /* reference */
+	char pps_chip[64];           /* pps_chip */
+	char pps_line[64];           /* pps_line */
+	char pps_edge[16];           /* pps_edge */
+	uint32_t discipline_step_ms; /* discipline_step_ms */
+	uint32_t discipline_restep_ms; /* discipline_restep_ms */
+	uint32_t discipline_max_ppm; /* discipline_max_ppm */
+	int64_t ntp_shm_unit;        /* ntp_shm_unit */
+	char ntp_shm_mode[8];        /* ntp_shm_mode */
+	char chrony_sock[108];       /* chrony_sock */
 };
 
 struct config_key {

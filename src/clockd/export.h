@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Export of clockd's time to the NTP daemons a fleet already runs: an NTP
+ * SHM refclock segment (the ntpd type-28 layout that chrony's "refclock
+ * SHM" reads) and chrony's SOCK refclock protocol. Each sample pairs
+ * clockd's CLOCKD_REALTIME with the kernel's CLOCK_REALTIME at the same
+ * instant; chronyd then steers the system clock to clockd (or just
+ * watches it).
+ *
+ * Called from the tick thread only: one sample per reference event, or
+ * once a second without a reference.
+ */
+#ifndef CLOCKD_EXPORT_H
+#define CLOCKD_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shared/config.h"
+
+struct exporter {
+	int shm_id;        /* -1: no SHM export */
+	void *shm;         /* the attached segment */
+	int sock_fd;       /* -1: no SOCK export */
+	char sock_path[108];
+	uint64_t samples, send_errors;
+	void *priv;
+};
+
+/* Set up what cfg asks for (ntp_shm_unit, ntp_shm_mode, chrony_sock).
+ * 0, or -1 after logging why (the daemon refuses to start). */
+int export_open(struct exporter *ex, const struct clockd_config *cfg);
+/* One sample: @clockd_ns is CLOCKD_REALTIME and @system_ns the kernel's
+ * CLOCK_REALTIME at the same instant, ns since the epoch; @valid false
+ * marks the sample unusable (leap "not in sync"). Errors are logged once
+ * per state change, never fatal. */
+void export_sample(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid);
+void export_close(struct exporter *ex);
+
+#endif
