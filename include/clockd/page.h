@@ -71,6 +71,13 @@
 #define CLOCKD_VCLOCK_PHC 4u   /* a PTP clock: open vclock_path read-only, */
 			       /* clock_gettime(FD_TO_CLOCKID(fd)) in ns */
 
+/* data.disc_state: the discipline (clockd.conf: reference) */
+#define CLOCKD_DISC_NONE 0u      /* no reference configured: free-running */
+#define CLOCKD_DISC_UNLOCKED 1u  /* no usable reference events yet */
+#define CLOCKD_DISC_ACQUIRING 2u /* measuring the rate, converging */
+#define CLOCKD_DISC_LOCKED 3u    /* following the reference (page flag SYNCED) */
+#define CLOCKD_DISC_HOLDOVER 4u  /* reference lost after a lock: the rate is kept */
+
 /*
  * The device table (page->devices): every clocksource and tick device the
  * configuration names, in order of preference, with its state. Written by
@@ -83,6 +90,7 @@
 /* clockd_page_device.role */
 #define CLOCKD_DEV_SOURCE 1u
 #define CLOCKD_DEV_TICK 2u
+#define CLOCKD_DEV_REFERENCE 3u
 /* clockd_page_device.state */
 #define CLOCKD_DEV_STANDBY 0u     /* configured, not in use (a fallback) */
 #define CLOCKD_DEV_ACTIVE 1u      /* in use */
@@ -150,7 +158,11 @@ struct clockd_page_data {
 	int64_t offset_ns;       /* last offset to the reference (discipline) */
 	int64_t freq_ppb;        /* applied frequency correction, ppb */
 	uint64_t error_bound_ns; /* estimated maximum error, 0 = unknown */
-	uint64_t reserved[4];
+	int64_t rms_offset_ns;   /* RMS of recent offsets to the reference */
+	int64_t skew_ppb;        /* estimated error of freq_ppb */
+	int64_t ref_mono_ns;     /* kernel CLOCK_MONOTONIC of the last reference event, 0: none */
+	uint32_t disc_state;     /* CLOCKD_DISC_* */
+	uint32_t pad1;
 };
 
 struct clockd_page {
@@ -218,7 +230,10 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, kernel_mono_ns, 128);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, offset_ns, 136);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, freq_ppb, 144);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, error_bound_ns, 152);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, reserved, 160);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, rms_offset_ns, 160);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, skew_ppb, 168);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, ref_mono_ns, 176);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, disc_state, 184);
 _Static_assert(sizeof(struct clockd_page_data) == 192, "clockd page ABI: data size");
 
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, magic, 0);

@@ -10,10 +10,12 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h \
 	src/clockd/devices.c src/clockd/devices.h \
+	src/clockd/reference.c src/clockd/reference.h \
+	src/clockd/discipline.c src/clockd/discipline.h \
 	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
-src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread
+src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
 # tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
 # left out of the tick table.
 if HAVE_LIBGPIOD

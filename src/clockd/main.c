@@ -15,6 +15,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "clockd/devices.h"
+#include "clockd/discipline.h"
+#include "clockd/reference.h"
 #include "clockd/pagefile.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
@@ -39,6 +41,8 @@ struct clockd {
 	struct pagefile pf;
 	struct timekeeper tk;
 	struct ticker ticker;
+	struct reference ref;
+	struct discipline disc;
 };
 
 static void usage(FILE *out)
@@ -262,6 +266,7 @@ static void setup_events(struct clockd *cd)
 
 static void teardown(struct clockd *cd)
 {
+	reference_stop(&cd->ref);
 	ticker_stop(&cd->ticker);
 	event_free(cd->ev_watch);
 	event_free(cd->ev_term);
@@ -269,6 +274,7 @@ static void teardown(struct clockd *cd)
 	event_free(cd->ev_hup);
 	event_base_free(cd->base);
 	pagefile_close(&cd->pf);
+	reference_close(&cd->ref);
 	devices_close(&cd->dv);
 }
 
@@ -289,6 +295,8 @@ int main(int argc, char **argv)
 	}
 	if (devices_open(&cd.dv, &cd.cfg) < 0)
 		fatalx("no usable device; see the messages above");
+	if (reference_open(&cd.ref, &cd.cfg) < 0)
+		fatalx("reference %s: see the messages above", cd.cfg.reference);
 	cs = devices_source(&cd.dv);
 	td = devices_tick(&cd.dv);
 	if (pagefile_open(&cd.pf, cd.cfg.page) < 0)
@@ -296,6 +304,7 @@ int main(int argc, char **argv)
 	devices_attach(&cd.dv, cd.pf.pg);
 	if (tk_init(&cd.tk, &cd.pf, cs, &cd.cfg, td->ops->name, td->self_paced) < 0)
 		fatalx("timekeeper set-up failed");
+	discipline_init(&cd.disc, &cd.tk, cd.pf.pg, &cd.ref, &cd.cfg);
 	setup_events(&cd);
 	/* From ticker_start on, the timekeeper and the devices belong to the
 	 * tick thread. */
@@ -303,8 +312,13 @@ int main(int argc, char **argv)
 		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
 	sd_notifyf(0, "STATUS=source %s, tick %s, HZ %u", cs->ops->name, td->ops->name, cd.cfg.hz);
+	cd.ticker.ref = &cd.ref;
+	cd.ticker.disc = &cd.disc;
 	if (ticker_start(&cd.ticker, &cd.dv, &cd.tk, &cd.pf) < 0)
 		fatalx("%s: cannot start ticking", cd.cfg.page);
+	/* After the tick thread: it installs the wake-up signal both use. */
+	if (reference_start(&cd.ref) < 0)
+		fatalx("reference %s: cannot start", cd.cfg.reference);
 	sd_notify(0, "READY=1");
 	event_base_dispatch(cd.base);
 	teardown(&cd);

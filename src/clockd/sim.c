@@ -241,7 +241,11 @@ static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 		s->gone = true;
 		break;
 	case SIM_STEP:
-		break; /* the counter's business */
+		/* The device's time jumps by arg: its pulses from the next
+		 * one on come that much earlier (+) or later (-). */
+		s->base_ns = pulse_nominal(s, s->k) - e->arg;
+		s->base_k = s->k;
+		break;
 	}
 }
 
@@ -310,7 +314,17 @@ static int sim_tick_init(struct tick_device *td, const struct clockd_config *cfg
 	s->jitter = cfg->sim_jitter_ns;
 	s->seed = cfg->sim_seed;
 	s->t0 = kclock_ns(CLOCK_MONOTONIC);
-	s->base_ns = s->period; /* the first pulse a period after start */
+	/* The first pulse at the first multiple of the period of the kernel's
+	 * CLOCK_REALTIME after start (at 1 Hz: a PPS on the system's seconds),
+	 * at least half a period ahead. */
+	{
+		int64_t real = kclock_ns(CLOCK_REALTIME), mono = kclock_ns(CLOCK_MONOTONIC);
+		int64_t next = (real / s->period + 1) * s->period;
+
+		if (next - real < s->period / 2)
+			next += s->period;
+		s->base_ns = next - real + (mono - s->t0);
+	}
 	td->self_paced = true;
 	snprintf(td->device, sizeof(td->device), "simulated, %+lld ppm, jitter %llu ns", (long long)s->ppm,
 		 (unsigned long long)s->jitter);

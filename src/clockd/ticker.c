@@ -125,6 +125,16 @@ static void ticker_source_fault(struct ticker *t)
 	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 }
 
+/* After an update: the reference events that came, and its silence. */
+static void ticker_discipline(struct ticker *t)
+{
+	struct ref_event ev;
+
+	while (reference_pop(t->ref, &ev))
+		discipline_event(t->disc, &ev);
+	discipline_check(t->disc, reference_fault(t->ref), t->tk->kernel_mono_ns);
+}
+
 static void ticker_loop(struct ticker *t)
 {
 	while (!ticker_stopping(t)) {
@@ -144,8 +154,12 @@ static void ticker_loop(struct ticker *t)
 		}
 		devices_tick_recovered(t->dv);
 		n = ticker_filter(t, td, n);
-		if (n > 0 && !tk_update(t->tk, n) && t->tk->fault != CLOCKD_FAULT_NONE &&
-		    !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
+		if (n == 0)
+			continue;
+		if (tk_update(t->tk, n))
+			ticker_discipline(t);
+		else if (t->tk->fault != CLOCKD_FAULT_NONE &&
+			 !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
 			ticker_source_fault(t);
 	}
 }
@@ -178,9 +192,13 @@ static void *ticker_main(void *arg)
 int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf)
 {
 	struct sigaction sa = { .sa_handler = ticker_wake };
+	struct reference *ref = t->ref;
+	struct discipline *disc = t->disc;
 	int r;
 
 	memset(t, 0, sizeof(*t));
+	t->ref = ref;
+	t->disc = disc;
 	t->dv = dv;
 	t->tk = tk;
 	t->pf = pf;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "clockd/devices.h"
+#include "clockd/discipline.h"
+#include "clockd/reference.h"
 #include "clockd/pagefile.h"
 #include "clockd/tick.h"
 #include "clockd/timekeeper.h"
@@ -28,12 +30,15 @@ struct ticker {
 	uint64_t errors;   /* consecutive device errors */
 	int64_t last_stamp_ns; /* device time stamp of the last accepted tick */
 	uint64_t spurious, missed; /* pulses, over the daemon's life */
+	struct reference *ref;     /* set before ticker_start (it keeps them); */
+	struct discipline *disc;   /* ref->name NULL: no reference */
 	bool stop;         /* set by ticker_stop (atomic) */
 };
 
 /* Start the thread; returns once it owns the page and has published, or
  * failed (-1, logged). From here on the tick thread owns @dv and @tk. */
 int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf);
+
 /* Stop it: the page is marked STOPPING and released (readers see the
  * daemon gone). */
 void ticker_stop(struct ticker *t);

@@ -16,6 +16,8 @@
  * reads take well under a microsecond). */
 #define WALL_SAMPLE_MAX_NS 2000
 #define WALL_SAMPLE_TRIES 4
+/* With a reference, steps of the system time below this are not followed. */
+#define WALL_STEP_REF_NS 500000000
 
 /* A rate change that slows the clock pivots this far ahead of the update
  * (see tk_set_rate), in ns of counter time: a reader still using the old
@@ -101,6 +103,12 @@ static void tk_follow_wall(struct timekeeper *tk)
 	step = wall - tk->kernel_wall_ns;
 	if (step >= -WALL_STEP_NS && step <= WALL_STEP_NS)
 		return;
+	/* A reference keeps realtime's phase: only a step of the seconds
+	 * (someone setting the date) is followed. */
+	if (tk->track.state != CLOCKD_DISC_NONE && step > -WALL_STEP_REF_NS && step < WALL_STEP_REF_NS) {
+		tk->kernel_wall_ns = wall;
+		return;
+	}
 	base_step(tk, &tk->real, step);
 	tk->kernel_wall_ns = wall;
 	if (tk->wall_steps++ == 0)
@@ -171,10 +179,9 @@ static uint32_t rate_mult(const struct timekeeper *tk, uint64_t freq_hz)
  * the difference the old rate gains over that span) keeps every published
  * line at or above the last for counter values up to the pivot.
  */
-static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
+static void tk_set_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
 {
-	uint32_t m = rate_mult(tk, freq_hz);
-	uint64_t pivot = (uint64_t)((unsigned __int128)RATE_PIVOT_NS * freq_hz / NSEC_PER_SEC);
+	uint64_t pivot = (uint64_t)((unsigned __int128)RATE_PIVOT_NS * tk->cs->freq_hz / NSEC_PER_SEC);
 
 	if (m < tk->mult) {
 		unsigned __int128 gain = (unsigned __int128)pivot * (tk->mult - m);
@@ -182,12 +189,44 @@ static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
 		base_add(tk, &tk->mono, gain);
 		base_add(tk, &tk->real, gain);
 	}
-	if (m < tk->raw_mult)
-		base_add(tk, &tk->raw, (unsigned __int128)pivot * (tk->raw_mult - m));
+	if (raw_m < tk->raw_mult)
+		base_add(tk, &tk->raw, (unsigned __int128)pivot * (tk->raw_mult - raw_m));
 	tk->mult = m;
-	tk->raw_mult = m;
+	tk->raw_mult = raw_m;
+}
+
+/* The raw mult corrected by the discipline's frequency, in ppb. */
+static uint32_t adjusted_mult(uint32_t raw_m, int64_t ppb)
+{
+	return (uint32_t)(((__int128)raw_m * (1000000000 + ppb) + 500000000) / 1000000000);
+}
+
+/* A new estimate of the counter's rate (the TSC refinement). */
+static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
+{
+	uint32_t raw_m = rate_mult(tk, freq_hz);
+
 	tk->cs->freq_hz = freq_hz;
+	tk_set_mults(tk, raw_m, adjusted_mult(raw_m, tk->track.freq_ppb));
 	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * freq_hz / NSEC_PER_SEC);
+}
+
+void tk_set_freq(struct timekeeper *tk, int64_t ppb)
+{
+	tk->track.freq_ppb = ppb;
+	tk_set_mults(tk, tk->raw_mult, adjusted_mult(tk->raw_mult, ppb));
+}
+
+void tk_step_real(struct timekeeper *tk, int64_t ns)
+{
+	base_step(tk, &tk->real, ns);
+}
+
+int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns)
+{
+	int64_t d = kernel_mono_ns - tk->kernel_mono_ns;
+
+	return base_ns(tk, &tk->real) + (int64_t)((__int128)d * tk->mult / tk->raw_mult);
 }
 
 static void tk_publish(struct timekeeper *tk)
@@ -213,6 +252,13 @@ static void tk_publish(struct timekeeper *tk)
 		.coarse_mono_nsec = (uint32_t)(tk->mono.snsec >> tk->shift),
 		.jiffies_64 = tk->jiffies,
 		.kernel_mono_ns = (uint64_t)tk->kernel_mono_ns,
+		.offset_ns = tk->track.offset_ns,
+		.freq_ppb = tk->track.freq_ppb,
+		.error_bound_ns = tk->track.error_bound_ns,
+		.rms_offset_ns = tk->track.rms_offset_ns,
+		.skew_ppb = tk->track.skew_ppb,
+		.ref_mono_ns = tk->track.ref_mono_ns,
+		.disc_state = tk->track.state,
 	};
 
 	latch_publish(tk->pg, &d);

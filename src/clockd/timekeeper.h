@@ -35,6 +35,17 @@ struct tk_base {
 	uint64_t snsec; /* ns << shift, below 1e9 << shift */
 };
 
+/* What the discipline publishes (page data, clockctl tracking). */
+struct tk_tracking {
+	uint32_t state;          /* CLOCKD_DISC_* */
+	int64_t offset_ns;       /* last offset to the reference */
+	int64_t rms_offset_ns;
+	int64_t freq_ppb;        /* rate correction applied */
+	int64_t skew_ppb;
+	uint64_t error_bound_ns;
+	int64_t ref_mono_ns;     /* kernel CLOCK_MONOTONIC of the last reference event */
+};
+
 struct timekeeper {
 	struct clockd_page *pg;
 	struct clocksource *cs;
@@ -57,6 +68,7 @@ struct timekeeper {
 	int64_t still_ns;        /* kernel time the counter has not moved */
 	int64_t fault_ahead_ns;  /* a jumped counter: how far readers may have seen */
 	uint32_t fault;          /* CLOCKD_FAULT_* of the source, set by tk_update */
+	struct tk_tracking track; /* set by the discipline */
 	char fault_why[128];     /* ... and what was seen */
 };
 
@@ -79,6 +91,14 @@ bool tk_update(struct timekeeper *tk, int64_t ticks);
  * source could have seen): no clock goes back. Publishes.
  */
 int tk_switch_source(struct timekeeper *tk, struct clocksource *cs);
+/* The discipline's controls (tick thread): a rate correction of the
+ * clocks but MONOTONIC_RAW, in ppb (published at the next update); a step
+ * of CLOCKD_REALTIME alone; CLOCKD_REALTIME at a kernel CLOCK_MONOTONIC
+ * time near the last update. */
+void tk_set_freq(struct timekeeper *tk, int64_t ppb);
+void tk_step_real(struct timekeeper *tk, int64_t ns);
+int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns);
+
 /* A new tick device: jiffies now count its ticks (@counted) or follow
  * time, continuing from their current value. */
 void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted);

@@ -6,7 +6,8 @@
 	X(mult) X(shift) X(mono_sec) X(mono_snsec) X(real_sec) X(real_snsec)   \
 	X(raw_sec) X(raw_snsec) X(raw_mult) X(xtime_nsec) X(xtime_sec)         \
 	X(coarse_mono_sec) X(coarse_mono_nsec) X(jiffies_64)                   \
-	X(kernel_mono_ns) X(offset_ns) X(freq_ppb) X(error_bound_ns)
+	X(kernel_mono_ns) X(offset_ns) X(freq_ppb) X(error_bound_ns)           \
+	X(rms_offset_ns) X(skew_ppb) X(ref_mono_ns) X(disc_state)
 
 void latch_store_data(struct clockd_page_data *dst, const struct clockd_page_data *src)
 {
@@ -21,8 +22,7 @@ void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data
 	COPY_FIELDS(X)
 #undef X
 	dst->pad0 = 0;
-	for (unsigned i = 0; i < sizeof(dst->reserved) / sizeof(dst->reserved[0]); i++)
-		dst->reserved[i] = 0;
+	dst->pad1 = 0;
 }
 
 void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d)

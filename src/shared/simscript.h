@@ -6,7 +6,8 @@
  *
  *     2s stall 500ms      the device stops for 500 ms (no pulses, counter
  *                         frozen); "stall" alone: for ever
- *     3s step +1ms        the counter jumps by +1 ms (or back, -1ms)
+ *     3s step +1ms        the device's time jumps by +1 ms (or back, -1ms):
+ *                         the counter, and the pulses come 1 ms earlier
  *     4s spurious 3       3 extra pulses just after the next one
  *     5s miss 2           the next 2 pulses do not come
  *     6s rate -20         the rate error becomes -20 ppm

@@ -50,7 +50,11 @@
 	F(clockd_page_data, offset_ns, 136, 8) \
 	F(clockd_page_data, freq_ppb, 144, 8) \
 	F(clockd_page_data, error_bound_ns, 152, 8) \
-	F(clockd_page_data, reserved, 160, 32) \
+	F(clockd_page_data, rms_offset_ns, 160, 8) \
+	F(clockd_page_data, skew_ppb, 168, 8) \
+	F(clockd_page_data, ref_mono_ns, 176, 8) \
+	F(clockd_page_data, disc_state, 184, 4) \
+	F(clockd_page_data, pad1, 188, 4) \
 	S(clockd_page_data, 192) \
 	F(clockd_page, magic, 0, 4) \
 	F(clockd_page, abi_version, 4, 4) \

@@ -21,7 +21,8 @@
 	X(mono_snsec, 9) X(real_sec, 10) X(real_snsec, 11) X(raw_sec, 12)      \
 	X(raw_snsec, 13) X(raw_mult, 14) X(xtime_nsec, 15) X(xtime_sec, 16)    \
 	X(coarse_mono_sec, 17) X(coarse_mono_nsec, 18) X(offset_ns, 19)        \
-	X(freq_ppb, 20) X(error_bound_ns, 21)
+	X(freq_ppb, 20) X(error_bound_ns, 21) X(rms_offset_ns, 22)             \
+	X(skew_ppb, 23) X(ref_mono_ns, 24) X(disc_state, 25)
 
 /* A 64-bit mixing function (multiply-xorshift): neighbouring steps give
  * unrelated values, so no torn mix of two steps looks like a third. */
@@ -48,11 +49,8 @@ const char *tp_diff(const struct clockd_page_data *a, const struct clockd_page_d
 {
 #define X(f, salt) if (a->f != b->f) return #f;
 	HASHED_FIELDS(X)
-	X(jiffies_64, 0) X(kernel_mono_ns, 0) X(pad0, 0)
+	X(jiffies_64, 0) X(kernel_mono_ns, 0) X(pad0, 0) X(pad1, 0)
 #undef X
-	for (size_t i = 0; i < sizeof(a->reserved) / sizeof(a->reserved[0]); i++)
-		if (a->reserved[i] != b->reserved[i])
-			return "reserved";
 	return NULL;
 }
 

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+#include <string.h>
+
+#include <clockd/page.h>
+#include "clockd/discipline.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+#define NS 1e9
+#define LOCK_NS 100000.0       /* |offset| below this, four times: locked */
+#define LOCK_EVENTS 8          /* and at least this many events in the fit */
+#define LOST_NS 3000000000ll   /* no event for this long: reference lost */
+#define OUTLIER_MIN_NS 200000.0 /* an offset this far off the line (and 6 sd) */
+#define OUTLIERS_RESTART 4     /* outliers in a row: the reference moved */
+#define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
+
+static void set_synced(struct discipline *d, bool on)
+{
+	if (on)
+		__atomic_or_fetch(&d->pg->flags, CLOCKD_PAGE_SYNCED, __ATOMIC_RELEASE);
+	else
+		__atomic_and_fetch(&d->pg->flags, ~CLOCKD_PAGE_SYNCED, __ATOMIC_RELEASE);
+}
+
+static const char *state_name(uint32_t s)
+{
+	static const char *const names[] = { "none", "unlocked", "acquiring", "locked", "holdover" };
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static void set_state(struct discipline *d, uint32_t s)
+{
+	struct tk_tracking *tr = &d->tk->track;
+
+	if (tr->state == s)
+		return;
+	log_notice("reference %s: %s -> %s (offset %+.0f ns, frequency %+.3f ppm)", d->ref_name,
+		   state_name(tr->state), state_name(s), (double)tr->offset_ns, d->freq_ppb / 1000.0);
+	tr->state = s;
+	set_synced(d, s == CLOCKD_DISC_LOCKED);
+}
+
+void discipline_init(struct discipline *d, struct timekeeper *tk, struct clockd_page *pg,
+		     const struct reference *ref, const struct clockd_config *cfg)
+{
+	memset(d, 0, sizeof(*d));
+	d->tk = tk;
+	d->pg = pg;
+	d->ref_name = ref->name;
+	tk->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
+	if (!ref->name)
+		return;
+	d->pps = strcmp(ref->name, "phc") != 0;
+	d->step_ns = (int64_t)cfg->discipline_step_ms * 1000000;
+	d->restep_ns = (int64_t)cfg->discipline_restep_ms * 1000000;
+	d->max_ppb = (int64_t)cfg->discipline_max_ppm * 1000;
+	set_synced(d, false);
+}
+
+/* The line through the history: slope (ppb), value at @t (s), residual sd. */
+static void fit(struct discipline *d, double t, double *slope, double *at, double *sd, double *sxx_out)
+{
+	double mt = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
+	unsigned n = d->n;
+
+	for (unsigned i = 0; i < n; i++) {
+		mt += d->hist_t[i];
+		my += d->hist_y[i];
+	}
+	mt /= n;
+	my /= n;
+	for (unsigned i = 0; i < n; i++) {
+		sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
+		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
+	}
+	*slope = sxx > 0 ? sxy / sxx : 0;
+	*at = my + *slope * (t - mt);
+	for (unsigned i = 0; i < n; i++) {
+		double r = d->hist_y[i] - (my + *slope * (d->hist_t[i] - mt));
+
+		ss += r * r;
+	}
+	*sd = n > 2 ? sqrt(ss / (n - 2)) : 0;
+	*sxx_out = sxx;
+}
+
+/* The measured offset of clockd's realtime to the reference at @ev, ns. */
+static double measure(struct discipline *d, const struct ref_event *ev)
+{
+	int64_t real = tk_real_at(d->tk, ev->stamp_ns);
+
+	if (!d->pps)
+		return (double)(real - ev->ref_real_ns);
+	/* An edge marks a whole second: the offset is the distance to the
+	 * nearest one. */
+	int64_t frac = real % (int64_t)NSEC_PER_SEC;
+
+	if (frac < 0)
+		frac += NSEC_PER_SEC;
+	return (double)(frac >= (int64_t)NSEC_PER_SEC / 2 ? frac - (int64_t)NSEC_PER_SEC : frac);
+}
+
+static void history_add(struct discipline *d, double t, double y)
+{
+	if (d->n < DISC_WINDOW) {
+		d->hist_t[d->n] = t;
+		d->hist_y[d->n] = y;
+		d->n++;
+		return;
+	}
+	d->hist_t[d->next] = t;
+	d->hist_y[d->next] = y;
+	d->next = (d->next + 1) % DISC_WINDOW;
+}
+
+static void step(struct discipline *d, double x, const char *why)
+{
+	tk_step_real(d->tk, (int64_t)-x);
+	d->corr_ns -= x;
+	log_notice("reference %s: CLOCKD_REALTIME stepped by %+.0f ns (%s)", d->ref_name, -x, why);
+}
+
+/* An event that does not fit: false to drop it. */
+static bool plausible(struct discipline *d, const struct ref_event *ev, double t, double y)
+{
+	double slope, at, sd, sxx;
+
+	if (d->pps && d->last_stamp && ev->stamp_ns - d->last_stamp < (int64_t)NSEC_PER_SEC / 2) {
+		if (d->spurious++ == 0)
+			log_notice("reference %s: a pulse %.3f s after the last is spurious: dropped "
+				   "(further ones are counted)", d->ref_name,
+				   (double)(ev->stamp_ns - d->last_stamp) / NS);
+		return false;
+	}
+	if (d->n < LOCK_EVENTS)
+		return true;
+	fit(d, t, &slope, &at, &sd, &sxx);
+	if (fabs(y - at) <= fmax(6 * sd, OUTLIER_MIN_NS)) {
+		d->outliers_in_row = 0;
+		return true;
+	}
+	d->outliers++;
+	if (++d->outliers_in_row < OUTLIERS_RESTART) {
+		log_debug("reference %s: outlier %+.0f ns off the line dropped", d->ref_name, y - at);
+		return false;
+	}
+	log_warnx("reference %s: %u offsets in a row far off the line (now %+.0f ns): the reference "
+		  "moved; acquiring again", d->ref_name, d->outliers_in_row, y - at);
+	d->n = d->next = 0;
+	d->outliers_in_row = 0;
+	d->good = 0;
+	set_state(d, CLOCKD_DISC_ACQUIRING);
+	return true;
+}
+
+void discipline_event(struct discipline *d, const struct ref_event *ev)
+{
+	struct tk_tracking *tr = &d->tk->track;
+	double t, o, y, slope = 0, at, sd = 0, sxx = 0, x, f;
+
+	if (!d->ref_name)
+		return;
+	if (d->last_stamp == 0)
+		d->t0_ns = (double)ev->stamp_ns;
+	else
+		d->corr_ns += d->freq_ppb * (double)(ev->stamp_ns - d->last_stamp) / NS;
+	t = ((double)ev->stamp_ns - d->t0_ns) / NS;
+	o = measure(d, ev);
+	y = o - d->corr_ns;
+	if (!plausible(d, ev, t, y))
+		return;
+	d->last_stamp = ev->stamp_ns;
+	d->last_sample_ns = o;
+	d->events++;
+	history_add(d, t, y);
+	if (d->n >= 2)
+		fit(d, t, &slope, &at, &sd, &sxx);
+	else
+		at = y;
+	x = at + d->corr_ns; /* the estimated offset now */
+	if (!d->stepped) {
+		d->stepped = true;
+		if (fabs(x) > (double)d->step_ns)
+			step(d, x, "the offset at the start is above discipline_step_ms");
+		x = at + d->corr_ns;
+	} else if (d->restep_ns && fabs(x) > (double)d->restep_ns && d->n >= 4) {
+		step(d, x, "the offset is above discipline_restep_ms");
+		x = at + d->corr_ns;
+	} else if (fabs(x) > (double)d->step_ns && !d->beyond_logged) {
+		d->beyond_logged = true;
+		log_warnx("reference %s: offset %+.0f ns is above discipline_step_ms; slewing (no step: "
+			  "discipline_restep_ms is 0)", d->ref_name, x);
+	}
+	/* The reference's rate beyond the limit is a fault of the reference
+	 * (or of the counter); a large offset slewed at the limit is not. */
+	if (d->n >= LOCK_EVENTS && fabs(slope) > (double)d->max_ppb && !d->clamp_logged) {
+		d->clamp_logged = true;
+		log_warnx("reference %s: it runs %+.3f ppm off clockd's clock, beyond discipline_max_ppm "
+			  "(%lld): the rate is held at the limit and the clock cannot lock", d->ref_name,
+			  -slope / 1000.0, (long long)d->max_ppb / 1000);
+	}
+	f = -slope - SLEW_GAIN * x;
+	if (fabs(f) > (double)d->max_ppb)
+		f = f > 0 ? (double)d->max_ppb : -(double)d->max_ppb;
+	d->freq_ppb = f;
+	tk_set_freq(d->tk, (int64_t)llround(f));
+
+	d->ms_est = d->events == 1 ? x * x : d->ms_est + (x * x - d->ms_est) / 16;
+	d->resid_sd = sd;
+	tr->offset_ns = (int64_t)llround(x);
+	tr->rms_offset_ns = (int64_t)llround(sqrt(d->ms_est));
+	tr->skew_ppb = sxx > 0 ? (int64_t)llround(sd / sqrt(sxx)) : 0;
+	tr->error_bound_ns = (uint64_t)llround(fabs(x) + (d->n > 0 ? 3 * sd * 2 / sqrt(d->n) : 0));
+	tr->ref_mono_ns = ev->stamp_ns;
+	d->good = fabs(x) < LOCK_NS ? d->good + 1 : 0;
+	set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+}
+
+void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
+{
+	struct tk_tracking *tr = &d->tk->track;
+
+	if (!d->ref_name)
+		return;
+	if (ref_fault == CLOCKD_FAULT_NONE && (!d->last_stamp || now_ns - d->last_stamp <= LOST_NS))
+		return;
+	d->good = 0;
+	if (tr->state == CLOCKD_DISC_LOCKED)
+		set_state(d, CLOCKD_DISC_HOLDOVER);
+	else if (tr->state == CLOCKD_DISC_ACQUIRING)
+		set_state(d, CLOCKD_DISC_UNLOCKED);
+	if (tr->state == CLOCKD_DISC_HOLDOVER) {
+		/* The rate's uncertainty over the time since the last event. */
+		double gap_s = (double)(now_ns - d->last_stamp) / NS;
+
+		tr->error_bound_ns = (uint64_t)llround(fabs((double)tr->offset_ns) + 3 * d->resid_sd +
+						      ((double)tr->skew_ppb + 1000.0) * gap_s);
+	}
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The discipline: steers clockd's clocks to a reference (a PPS edge marks
+ * a whole second; a PHC gives the reference's time), as chronyd steers the
+ * system clock.
+ *
+ * Choice: not a PI servo but a least-squares line through the last
+ * DISC_WINDOW offsets of the *uncorrected* clock to the reference (each
+ * measured offset minus the corrections applied so far), chrony's approach.
+ * The slope is the rate error, the line's value now the offset: the next
+ * interval's rate correction removes both. With white jitter on the
+ * reference the rate error of a fit over N events falls as N^-1.5, where a
+ * PI loop must trade its bandwidth (lock time) against its noise.
+ *
+ * At the start the offset is stepped (CLOCKD_REALTIME only: monotonic time
+ * is never stepped) when larger than discipline_step_ms; later steps only
+ * above discipline_restep_ms (0: never), logged. The rate correction never
+ * exceeds discipline_max_ppm. A pulse less than half a second after the
+ * last is spurious; an offset far off the line (outlier) is dropped, four
+ * in a row restart the acquisition. With no event for three seconds a
+ * locked clock goes into holdover (the rate is kept, SYNCED cleared).
+ */
+#ifndef CLOCKD_DISCIPLINE_H
+#define CLOCKD_DISCIPLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clockd/reference.h"
+#include "clockd/timekeeper.h"
+#include "shared/config.h"
+
+#define DISC_WINDOW 64
+
+struct discipline {
+	struct timekeeper *tk;
+	struct clockd_page *pg;
+	const char *ref_name;
+	bool pps;                 /* events mark whole seconds */
+	int64_t step_ns, restep_ns, max_ppb;
+	bool stepped;             /* the start step is done (or not needed) */
+	/* the fit's history: event time (s since the first), uncorrected offset (ns) */
+	double t0_ns;             /* kernel CLOCK_MONOTONIC of the first event */
+	double hist_t[DISC_WINDOW], hist_y[DISC_WINDOW];
+	unsigned n, next;
+	double corr_ns;           /* corrections applied so far (phase) */
+	double freq_ppb;          /* correction applied since the last event */
+	int64_t last_stamp;       /* of the last accepted event */
+	double last_sample_ns;    /* the last measured offset (raw) */
+	double ms_est;            /* mean square of the estimated offsets */
+	double resid_sd;          /* of the fit */
+	unsigned good, outliers_in_row;
+	uint64_t events, spurious, outliers;
+	bool clamp_logged, beyond_logged;
+};
+
+void discipline_init(struct discipline *d, struct timekeeper *tk, struct clockd_page *pg,
+		     const struct reference *ref, const struct clockd_config *cfg);
+/* A reference event: measure, fit, steer. Tick thread. */
+void discipline_event(struct discipline *d, const struct ref_event *ev);
+/* Every tick: notice a silent or faulted reference. */
+void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns);
+
+#endif
