@@ -206,6 +206,28 @@ struct clockd_device {
  * that is gone still shows its last states. */
 int clockd_devices(struct clockd_device *dev, int max);
 
+/*
+ * The discipline (since 0.2): how clockd's clock follows its reference
+ * (clockd.conf: reference), as chronyc tracking shows. state takes the
+ * CLOCKD_DISC_* values of <clockd/page.h>.
+ */
+struct clockd_tracking {
+	uint32_t state;          /* CLOCKD_DISC_NONE, _UNLOCKED, _ACQUIRING, _LOCKED, _HOLDOVER */
+	uint32_t synced;         /* 1 when locked (the page's SYNCED flag) */
+	char reference[16];      /* driver: sim, gpio, phc; "" for none */
+	char device[48];
+	int64_t offset_ns;       /* estimated offset to the reference (clockd - reference) */
+	int64_t rms_offset_ns;   /* RMS of recent estimated offsets */
+	int64_t freq_ppb;        /* rate correction applied */
+	int64_t skew_ppb;        /* estimated error of freq_ppb */
+	uint64_t error_bound_ns; /* estimated maximum error */
+	int64_t since_event_ns;  /* since the last reference event, -1: none yet */
+};
+
+/* Fill *@t (of @size bytes, pass sizeof(*t)). 0, or -1 with errno as
+ * clockd_devices(), EINVAL for a @size smaller than this first version. */
+int clockd_tracking(struct clockd_tracking *t, size_t size);
+
 /* Enable (1) or disable (0) the kernel-clock fallback described at the top
  * of this file. Returns the previous setting, or -1 with EINVAL. Default:
  * disabled, or enabled when $CLOCKD_FALLBACK is "kernel". */

@@ -79,14 +79,14 @@
 #define CLOCKD_DISC_HOLDOVER 4u  /* reference lost after a lock: the rate is kept */
 
 /*
- * The device table (page->devices): every clocksource and tick device the
- * configuration names, in order of preference, with its state. Written by
+ * The device table (page->devices): every clocksource, tick device and
+ * reference the configuration names, in order of preference, with its state. Written by
  * the daemon when a state changes, under its own sequence count (dev_seq:
  * odd while an entry is being written; a reader copies the table and
  * retries while dev_seq is odd or changed). Informative: the clocks do not
  * depend on it.
  */
-#define CLOCKD_PAGE_MAX_DEVICES 8
+#define CLOCKD_PAGE_MAX_DEVICES 10
 /* clockd_page_device.role */
 #define CLOCKD_DEV_SOURCE 1u
 #define CLOCKD_DEV_TICK 2u
@@ -199,7 +199,7 @@ struct clockd_page {
 	uint32_t ndevices;
 	uint64_t reserved2[7];
 	struct clockd_page_device devices[CLOCKD_PAGE_MAX_DEVICES];
-	uint8_t reserved3[CLOCKD_PAGE_SIZE - 2112];
+	uint8_t reserved3[CLOCKD_PAGE_SIZE - 2368];
 };
 
 #define CLOCKD_PAGE_ASSERT_OFF(type, field, off)                               \
@@ -263,7 +263,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved1, 704);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, dev_seq, 1024);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, ndevices, 1028);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, devices, 1088);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved3, 2112);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved3, 2368);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, name, 0);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, device, 16);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, role, 64);

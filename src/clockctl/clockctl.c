@@ -32,6 +32,7 @@ static const struct verb verbs[] = {
 	{ "status", 0, 0, verb_status, "", "show the daemon's state and its page (default)", NULL },
 	{ "time", 0, 0, verb_time, "", "read every clockd clock next to the kernel's", NULL },
 	{ "sources", 0, 0, verb_sources, "", "list the clocksources and tick devices with their state", NULL },
+	{ "tracking", 0, 0, verb_tracking, "", "show how the clock follows its reference (discipline)", NULL },
 	{ "jiffies", 0, 0, verb_jiffies, "", "show jiffies_64, the 32-bit jiffies and the next wrap", NULL },
 	{ "watch", 0, ARGS_ANY, verb_watch, "[-i SECONDS] [-n COUNT]",
 	  "print jiffies, monotonic, realtime and the state every interval",

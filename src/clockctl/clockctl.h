@@ -36,6 +36,7 @@ verb_fn verb_time;
 verb_fn verb_jiffies;
 verb_fn verb_watch;
 verb_fn verb_sources;
+verb_fn verb_tracking;
 
 /* --- output.c --- */
 

@@ -7,6 +7,7 @@ src_clockctl_clockctl_SOURCES = \
 	src/clockctl/output.c \
 	src/clockctl/status.c \
 	src/clockctl/sources.c \
+	src/clockctl/tracking.c \
 	src/clockctl/time.c \
 	src/clockctl/watch.c
 src_clockctl_clockctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)

@@ -15,7 +15,8 @@
 
 static const char *role_name(uint32_t role)
 {
-	return role == CLOCKD_DEV_SOURCE ? "source" : role == CLOCKD_DEV_TICK ? "tick" : "?";
+	return role == CLOCKD_DEV_SOURCE ? "source" : role == CLOCKD_DEV_TICK ? "tick" :
+	       role == CLOCKD_DEV_REFERENCE ? "ref" : "?";
 }
 
 static const char *state_name(uint32_t state)

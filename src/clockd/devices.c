@@ -142,6 +142,7 @@ int devices_open(struct devices *dv, const struct clockd_config *cfg)
 {
 	memset(dv, 0, sizeof(*dv));
 	dv->cfg = cfg;
+	dv->ref = -1;
 	if (devices_list(dv, cfg) < 0)
 		return -1;
 	if (!open_source_from(dv, 0)) {
@@ -158,13 +159,51 @@ int devices_open(struct devices *dv, const struct clockd_config *cfg)
 	return 0;
 }
 
+static unsigned devices_count(const struct devices *dv)
+{
+	return dv->nsrc + dv->ntick + (dv->ref >= 0);
+}
+
+void devices_add_reference(struct devices *dv, const char *name, const char *device)
+{
+	unsigned i = dv->nsrc + dv->ntick;
+
+	dev_entry(dv, i, CLOCKD_DEV_REFERENCE, name);
+	memcpy(dv->tab[i].device, device, sizeof(dv->tab[i].device));
+	dv->tab[i].device[sizeof(dv->tab[i].device) - 1] = '\0';
+	dv->tab[i].state = CLOCKD_DEV_ACTIVE;
+	dv->ref = (int)i;
+}
+
+void devices_reference_fault(struct devices *dv, uint32_t fault)
+{
+	struct clockd_page_device *e;
+
+	if (dv->ref < 0)
+		return;
+	e = &dv->tab[dv->ref];
+	if (fault == CLOCKD_FAULT_NONE && e->state == CLOCKD_DEV_ACTIVE)
+		return;
+	if (fault != CLOCKD_FAULT_NONE && e->state == CLOCKD_DEV_FAULT && e->fault == fault)
+		return;
+	if (fault == CLOCKD_FAULT_NONE) {
+		dev_set(dv, (unsigned)dv->ref, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
+		log_notice("reference %s %s: events again", e->name, e->device);
+		return;
+	}
+	dev_set(dv, (unsigned)dv->ref, CLOCKD_DEV_FAULT, fault);
+	log_warnx("reference %s %s: %s", e->name, e->device,
+		  fault == CLOCKD_FAULT_STALLED ? "stalled: no event for 3 s (frozen or silent)" :
+		  fault == CLOCKD_FAULT_GONE ? "gone: the device disappeared" : "device errors");
+}
+
 void devices_attach(struct devices *dv, struct clockd_page *pg)
 {
 	dv->pg = pg;
-	__atomic_store_n(&pg->ndevices, dv->nsrc + dv->ntick, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < dv->nsrc + dv->ntick; i++)
+	__atomic_store_n(&pg->ndevices, devices_count(dv), __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < devices_count(dv); i++)
 		dev_publish(dv, i);
-	for (unsigned i = dv->nsrc + dv->ntick; i < CLOCKD_PAGE_MAX_DEVICES; i++)
+	for (unsigned i = devices_count(dv); i < CLOCKD_PAGE_MAX_DEVICES; i++)
 		memset(&pg->devices[i], 0, sizeof(pg->devices[i]));
 }
 

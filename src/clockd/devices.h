@@ -25,6 +25,7 @@ struct devices {
 	struct clockd_page *pg; /* NULL until devices_attach */
 	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES]; /* sources, then ticks */
 	unsigned nsrc, ntick;
+	int ref;                /* the reference's entry, -1: none */
 	const struct clocksource_ops *src_ops[CONFIG_LIST_MAX];
 	const struct tick_ops *tick_ops[CONFIG_LIST_MAX];
 	struct clocksource cs[CONFIG_LIST_MAX];
@@ -55,6 +56,12 @@ struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const
 void devices_tick_recovered(struct devices *dv);
 /* Pulses of the tick device in use rejected as spurious / seen missing. */
 void devices_tick_pulses(struct devices *dv, uint64_t spurious, uint64_t missed);
+
+/* The reference, listed after the tick devices (active when opened). */
+void devices_add_reference(struct devices *dv, const char *name, const char *device);
+/* Its fault now (CLOCKD_FAULT_NONE: fine): logged and shown on change.
+ * Tick thread. */
+void devices_reference_fault(struct devices *dv, uint32_t fault);
 
 const char *devices_state_name(uint32_t state);
 const char *devices_fault_name(uint32_t fault);

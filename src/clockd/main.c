@@ -297,6 +297,8 @@ int main(int argc, char **argv)
 		fatalx("no usable device; see the messages above");
 	if (reference_open(&cd.ref, &cd.cfg) < 0)
 		fatalx("reference %s: see the messages above", cd.cfg.reference);
+	if (cd.ref.name)
+		devices_add_reference(&cd.dv, cd.ref.name, cd.ref.device);
 	cs = devices_source(&cd.dv);
 	td = devices_tick(&cd.dv);
 	if (pagefile_open(&cd.pf, cd.cfg.page) < 0)

@@ -130,9 +130,12 @@ static void ticker_discipline(struct ticker *t)
 {
 	struct ref_event ev;
 
+	uint32_t fault = reference_fault(t->ref);
+
 	while (reference_pop(t->ref, &ev))
 		discipline_event(t->disc, &ev);
-	discipline_check(t->disc, reference_fault(t->ref), t->tk->kernel_mono_ns);
+	discipline_check(t->disc, fault, t->tk->kernel_mono_ns);
+	devices_reference_fault(t->dv, fault);
 }
 
 static void ticker_loop(struct ticker *t)

@@ -141,3 +141,49 @@ CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
 	}
 	return (int)n;
 }
+
+#define TRACKING_SIZE_V1 (offsetof(struct clockd_tracking, since_event_ns) + sizeof(int64_t))
+
+CLOCKD_EXPORT int clockd_tracking(struct clockd_tracking *out, size_t size)
+{
+	struct clockd_device dev[CLOCKD_PAGE_MAX_DEVICES];
+	struct clockd_tracking t;
+	const struct clockd_page *pg;
+	struct clockd_page_data d;
+	int err = 0, n;
+
+	if (!out) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (size < TRACKING_SIZE_V1) {
+		errno = EINVAL;
+		return -1;
+	}
+	pg = lib_page(&err);
+	if (!pg) {
+		errno = err;
+		return -1;
+	}
+	n = clockd_devices(dev, CLOCKD_PAGE_MAX_DEVICES);
+	if (n < 0)
+		return -1;
+	latch_snapshot(pg, &d);
+	memset(&t, 0, sizeof(t));
+	t.state = d.disc_state;
+	t.synced = (LOAD_RELAXED(&pg->flags) & CLOCKD_PAGE_SYNCED) != 0;
+	for (int i = 0; i < n && i < CLOCKD_PAGE_MAX_DEVICES; i++) {
+		if (dev[i].role == CLOCKD_DEV_REFERENCE) {
+			copy_name(t.reference, dev[i].name, sizeof(t.reference));
+			copy_name(t.device, dev[i].device, sizeof(t.device));
+		}
+	}
+	t.offset_ns = d.offset_ns;
+	t.rms_offset_ns = d.rms_offset_ns;
+	t.freq_ppb = d.freq_ppb;
+	t.skew_ppb = d.skew_ppb;
+	t.error_bound_ns = d.error_bound_ns;
+	t.since_event_ns = d.ref_mono_ns ? kclock_ns(CLOCK_MONOTONIC) - d.ref_mono_ns : -1;
+	memcpy(out, &t, size < sizeof(t) ? size : sizeof(t));
+	return 0;
+}

@@ -83,9 +83,9 @@
 	F(clockd_page, reserved1, 704, 320) \
 	F(clockd_page, dev_seq, 1024, 4) \
 	F(clockd_page, ndevices, 1028, 4) \
-	F(clockd_page, devices, 1088, 1024) \
+	F(clockd_page, devices, 1088, 1280) \
 	F(clockd_page, devices[1], 1216, 128) \
-	F(clockd_page, reserved3, 2112, 1984) \
+	F(clockd_page, reserved3, 2368, 1728) \
 	S(clockd_page, 4096) \
 	F(clockd_page_device, name, 0, 16) \
 	F(clockd_page_device, device, 16, 48) \
