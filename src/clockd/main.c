@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "clockd/devices.h"
+#include "clockd/export.h"
 #include "clockd/pagefile.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
@@ -39,6 +40,7 @@ struct clockd {
 	struct pagefile pf;
 	struct timekeeper tk;
 	struct ticker ticker;
+	struct exporter ex;
 };
 
 static void usage(FILE *out)
@@ -263,6 +265,7 @@ static void setup_events(struct clockd *cd)
 static void teardown(struct clockd *cd)
 {
 	ticker_stop(&cd->ticker);
+	export_close(&cd->ex);
 	event_free(cd->ev_watch);
 	event_free(cd->ev_term);
 	event_free(cd->ev_int);
@@ -287,6 +290,8 @@ int main(int argc, char **argv)
 			cd.config_path ? cd.config_path : "(embedded defaults)");
 		return EXIT_SUCCESS;
 	}
+	if (export_open(&cd.ex, &cd.cfg) < 0)
+		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
 	if (devices_open(&cd.dv, &cd.cfg) < 0)
 		fatalx("no usable device; see the messages above");
 	cs = devices_source(&cd.dv);
@@ -303,6 +308,7 @@ int main(int argc, char **argv)
 		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
 	sd_notifyf(0, "STATUS=source %s, tick %s, HZ %u", cs->ops->name, td->ops->name, cd.cfg.hz);
+	cd.ticker.ex = &cd.ex;
 	if (ticker_start(&cd.ticker, &cd.dv, &cd.tk, &cd.pf) < 0)
 		fatalx("%s: cannot start ticking", cd.cfg.page);
 	sd_notify(0, "READY=1");

@@ -125,6 +125,25 @@ static void ticker_source_fault(struct ticker *t)
 	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 }
 
+/*
+ * A sample for chronyd/ntpd once a second of the kernel's CLOCK_MONOTONIC,
+ * from the update just made. Valid while the page has no alarm.
+ */
+static void ticker_export(struct ticker *t)
+{
+	int64_t clockd_ns, system_ns;
+	bool valid;
+
+	if (!t->ex)
+		return;
+	if (t->last_export_ns != 0 && t->tk->kernel_mono_ns - t->last_export_ns < (int64_t)NSEC_PER_SEC)
+		return;
+	t->last_export_ns = t->tk->kernel_mono_ns;
+	tk_real_pair(t->tk, &clockd_ns, &system_ns);
+	valid = __atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) == 0;
+	export_sample(t->ex, clockd_ns, system_ns, valid);
+}
+
 static void ticker_loop(struct ticker *t)
 {
 	while (!ticker_stopping(t)) {
@@ -144,8 +163,12 @@ static void ticker_loop(struct ticker *t)
 		}
 		devices_tick_recovered(t->dv);
 		n = ticker_filter(t, td, n);
-		if (n > 0 && !tk_update(t->tk, n) && t->tk->fault != CLOCKD_FAULT_NONE &&
-		    !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
+		if (n <= 0)
+			continue;
+		if (tk_update(t->tk, n))
+			ticker_export(t);
+		else if (t->tk->fault != CLOCKD_FAULT_NONE &&
+			 !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
 			ticker_source_fault(t);
 	}
 }
@@ -178,9 +201,11 @@ static void *ticker_main(void *arg)
 int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf)
 {
 	struct sigaction sa = { .sa_handler = ticker_wake };
+	struct exporter *ex = t->ex;
 	int r;
 
 	memset(t, 0, sizeof(*t));
+	t->ex = ex;
 	t->dv = dv;
 	t->tk = tk;
 	t->pf = pf;
