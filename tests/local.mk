@@ -18,3 +18,4 @@ include tests/docs/local.mk
 include tests/devices/local.mk
 include tests/devices-hw/local.mk
 include tests/vm/local.mk
+include tests/export/local.mk

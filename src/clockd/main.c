@@ -17,6 +17,7 @@
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/reference.h"
+#include "clockd/export.h"
 #include "clockd/pagefile.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
@@ -43,6 +44,7 @@ struct clockd {
 	struct ticker ticker;
 	struct reference ref;
 	struct discipline disc;
+	struct exporter ex;
 };
 
 static void usage(FILE *out)
@@ -268,6 +270,7 @@ static void teardown(struct clockd *cd)
 {
 	reference_stop(&cd->ref);
 	ticker_stop(&cd->ticker);
+	export_close(&cd->ex);
 	event_free(cd->ev_watch);
 	event_free(cd->ev_term);
 	event_free(cd->ev_int);
@@ -293,6 +296,8 @@ int main(int argc, char **argv)
 			cd.config_path ? cd.config_path : "(embedded defaults)");
 		return EXIT_SUCCESS;
 	}
+	if (export_open(&cd.ex, &cd.cfg) < 0)
+		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
 	if (devices_open(&cd.dv, &cd.cfg) < 0)
 		fatalx("no usable device; see the messages above");
 	if (reference_open(&cd.ref, &cd.cfg) < 0)
@@ -316,6 +321,7 @@ int main(int argc, char **argv)
 	sd_notifyf(0, "STATUS=source %s, tick %s, HZ %u", cs->ops->name, td->ops->name, cd.cfg.hz);
 	cd.ticker.ref = &cd.ref;
 	cd.ticker.disc = &cd.disc;
+	cd.ticker.ex = &cd.ex;
 	if (ticker_start(&cd.ticker, &cd.dv, &cd.tk, &cd.pf) < 0)
 		fatalx("%s: cannot start ticking", cd.cfg.page);
 	/* After the tick thread: it installs the wake-up signal both use. */

@@ -125,17 +125,42 @@ static void ticker_source_fault(struct ticker *t)
 	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 }
 
-/* After an update: the reference events that came, and its silence. */
-static void ticker_discipline(struct ticker *t)
+/* After an update: the reference events that came, and its silence. True
+ * if an event came. */
+static bool ticker_discipline(struct ticker *t)
 {
-	struct ref_event ev;
-
 	uint32_t fault = reference_fault(t->ref);
+	struct ref_event ev;
+	bool any = false;
 
-	while (reference_pop(t->ref, &ev))
+	while (reference_pop(t->ref, &ev)) {
 		discipline_event(t->disc, &ev);
+		any = true;
+	}
 	discipline_check(t->disc, fault, t->tk->kernel_mono_ns);
 	devices_reference_fault(t->dv, fault);
+	return any;
+}
+
+/*
+ * A sample for chronyd/ntpd from the update just made: after each
+ * reference event (@event), or once a second of the kernel's
+ * CLOCK_MONOTONIC without a reference. Valid while the page has no alarm.
+ */
+static void ticker_export(struct ticker *t, bool event)
+{
+	int64_t clockd_ns, system_ns;
+	bool valid;
+
+	if (!t->ex)
+		return;
+	if (t->ref->name ? !event : t->last_export_ns != 0 &&
+	    t->tk->kernel_mono_ns - t->last_export_ns < (int64_t)NSEC_PER_SEC)
+		return;
+	t->last_export_ns = t->tk->kernel_mono_ns;
+	tk_real_pair(t->tk, &clockd_ns, &system_ns);
+	valid = __atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) == 0;
+	export_sample(t->ex, clockd_ns, system_ns, valid);
 }
 
 static void ticker_loop(struct ticker *t)
@@ -160,7 +185,7 @@ static void ticker_loop(struct ticker *t)
 		if (n == 0)
 			continue;
 		if (tk_update(t->tk, n))
-			ticker_discipline(t);
+			ticker_export(t, ticker_discipline(t));
 		else if (t->tk->fault != CLOCKD_FAULT_NONE &&
 			 !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
 			ticker_source_fault(t);
@@ -197,11 +222,13 @@ int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, st
 	struct sigaction sa = { .sa_handler = ticker_wake };
 	struct reference *ref = t->ref;
 	struct discipline *disc = t->disc;
+	struct exporter *ex = t->ex;
 	int r;
 
 	memset(t, 0, sizeof(*t));
 	t->ref = ref;
 	t->disc = disc;
+	t->ex = ex;
 	t->dv = dv;
 	t->tk = tk;
 	t->pf = pf;

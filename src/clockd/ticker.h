@@ -16,6 +16,7 @@
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/reference.h"
+#include "clockd/export.h"
 #include "clockd/pagefile.h"
 #include "clockd/tick.h"
 #include "clockd/timekeeper.h"
@@ -24,6 +25,8 @@ struct ticker {
 	struct devices *dv;
 	struct timekeeper *tk;
 	struct pagefile *pf;
+	struct exporter *ex; /* NTP export, or NULL; set before ticker_start */
+	int64_t last_export_ns; /* kernel CLOCK_MONOTONIC of the last sample */
 	pthread_t thread;
 	sem_t ready;
 	int start_error;   /* set before ready is posted */
@@ -36,7 +39,9 @@ struct ticker {
 };
 
 /* Start the thread; returns once it owns the page and has published, or
- * failed (-1, logged). From here on the tick thread owns @dv and @tk. */
+ * failed (-1, logged). From here on the tick thread owns @dv, @tk and
+ * t->ref, t->disc, t->ex (which the caller sets before; the other fields
+ * are reset). */
 int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf);
 
 /* Stop it: the page is marked STOPPING and released (readers see the

@@ -166,6 +166,12 @@ int64_t tk_mono_ns(const struct timekeeper *tk)
 	return base_ns(tk, &tk->mono);
 }
 
+void tk_real_pair(const struct timekeeper *tk, int64_t *clockd_real_ns, int64_t *system_real_ns)
+{
+	*clockd_real_ns = base_ns(tk, &tk->real);
+	*system_real_ns = tk->kernel_mono_ns + tk->kernel_wall_ns;
+}
+
 static uint32_t rate_mult(const struct timekeeper *tk, uint64_t freq_hz)
 {
 	return (uint32_t)((((unsigned __int128)NSEC_PER_SEC << tk->shift) + freq_hz / 2) / freq_hz);

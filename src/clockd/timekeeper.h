@@ -104,6 +104,10 @@ int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns);
 void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted);
 /* CLOCKD_MONOTONIC at the last update, ns. */
 int64_t tk_mono_ns(const struct timekeeper *tk);
+/* CLOCKD_REALTIME at the last update and the kernel's CLOCK_REALTIME at
+ * the same update (its CLOCK_MONOTONIC then plus the wall offset followed),
+ * ns since the epoch: a pair for the NTP export. */
+void tk_real_pair(const struct timekeeper *tk, int64_t *clockd_real_ns, int64_t *system_real_ns);
 /* Kernel CLOCK_MONOTONIC deadline of the next tick, ns. */
 int64_t tk_next_tick_deadline(const struct timekeeper *tk);
 

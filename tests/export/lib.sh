@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the export tests: tests/daemon/common.sh (private dir, daemon,
+# TAP) plus NTP SHM segments and a chronyd, removed and killed on exit.
+. "$top_srcdir/tests/daemon/common.sh"
+
+EXPTOOL=$top_builddir/tests/export/exptool
+[ -x "$EXPTOOL" ] || { echo "Bail out! $EXPTOOL not built"; exit 99; }
+shm_units=
+chronyd_pid=
+
+export_cleanup() {
+	if [ -n "$chronyd_pid" ]; then
+		kill "$chronyd_pid" 2>/dev/null
+		wait "$chronyd_pid" 2>/dev/null
+	fi
+	[ -z "$daemon_pid" ] || kill "$daemon_pid" 2>/dev/null
+	for u in $shm_units; do
+		ipcrm -M "$(shm_key "$u")" 2>/dev/null
+	done
+	cleanup
+}
+trap export_cleanup EXIT
+
+shm_key() { printf '0x%08x' $((0x4e545030 + $1)); }
+
+# free_unit FIRST LAST: set $unit to the first NTP SHM unit with no
+# segment, and own it (removed on exit). Tests running in parallel use
+# disjoint ranges. (Not in a $(...) subshell: shm_units must stay set.)
+free_unit() {
+	u=$1
+	while [ "$u" -le "$2" ]; do
+		if ! "$EXPTOOL" stat "$u" >/dev/null; then
+			shm_units="$shm_units $u"
+			unit=$u
+			return 0
+		fi
+		u=$((u + 1))
+	done
+	echo "Bail out! no free NTP SHM unit in $1..$2" >&2
+	return 1
+}
+
+# poll SECONDS COMMAND...: until COMMAND succeeds (0) or time runs out (1)
+poll() {
+	limit=$(($1 * 10)); shift
+	i=0
+	until "$@"; do
+		i=$((i + 1)); [ $i -lt $limit ] || return 1
+		sleep 0.1
+	done
+}
+
+# clockd_fails LOG PATTERN ARGS...: clockd with ARGS exits 1 (without
+# going live) and LOG has PATTERN.
+clockd_fails() {
+	log=$1 pat=$2
+	shift 2
+	"$CLOCKD" -o page="$CLOCKD_SHM" "$@" 2>"$log"
+	rc=$?
+	sed 's/^/# clockd: /' "$log"
+	[ "$rc" -eq 1 ] && grep -q -- "$pat" "$log"
+}
