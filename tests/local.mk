@@ -17,5 +17,6 @@ include tests/daemon/local.mk
 include tests/docs/local.mk
 include tests/devices/local.mk
 include tests/devices-hw/local.mk
+include tests/discipline/local.mk
 include tests/vm/local.mk
 include tests/export/local.mk

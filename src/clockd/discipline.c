@@ -210,6 +210,8 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->ms_est = d->events == 1 ? x * x : d->ms_est + (x * x - d->ms_est) / 16;
 	d->resid_sd = sd;
 	tr->offset_ns = (int64_t)llround(x);
+	/* The rate estimate, without the phase being slewed out. */
+	tr->freq_ppb = (int64_t)llround(-slope);
 	tr->rms_offset_ns = (int64_t)llround(sqrt(d->ms_est));
 	tr->skew_ppb = sxx > 0 ? (int64_t)llround(sd / sqrt(sxx)) : 0;
 	tr->error_bound_ns = (uint64_t)llround(fabs(x) + (d->n > 0 ? 3 * sd * 2 / sqrt(d->n) : 0));

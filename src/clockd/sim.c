@@ -363,6 +363,10 @@ static int64_t sim_tick_wait(struct tick_device *td, int64_t deadline_ns)
 			s->spurious_at = t + s->period / 10;
 	}
 	td->stamp_ns = at;
+	if (s->k == 1 && !extra)
+		log_info("tick sim: pulse 0 at kernel CLOCK_MONOTONIC %lld ns, period %.3f ns (nominal: "
+			 "the simulation's truth)", (long long)(s->t0 + pulse_nominal(s, 0)),
+			 (double)s->period * PPM / (PPM + s->ppm));
 	return 1;
 }
 

@@ -213,13 +213,13 @@ static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
 	uint32_t raw_m = rate_mult(tk, freq_hz);
 
 	tk->cs->freq_hz = freq_hz;
-	tk_set_mults(tk, raw_m, adjusted_mult(raw_m, tk->track.freq_ppb));
+	tk_set_mults(tk, raw_m, adjusted_mult(raw_m, tk->adj_ppb));
 	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * freq_hz / NSEC_PER_SEC);
 }
 
 void tk_set_freq(struct timekeeper *tk, int64_t ppb)
 {
-	tk->track.freq_ppb = ppb;
+	tk->adj_ppb = ppb;
 	tk_set_mults(tk, tk->raw_mult, adjusted_mult(tk->raw_mult, ppb));
 }
 

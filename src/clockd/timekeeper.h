@@ -69,6 +69,7 @@ struct timekeeper {
 	int64_t fault_ahead_ns;  /* a jumped counter: how far readers may have seen */
 	uint32_t fault;          /* CLOCKD_FAULT_* of the source, set by tk_update */
 	struct tk_tracking track; /* set by the discipline */
+	int64_t adj_ppb;         /* the discipline's rate correction applied */
 	char fault_why[128];     /* ... and what was seen */
 };
 

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * truth FIRST_PULSE_NS PERIOD_NS SECONDS: how far CLOCKD_REALTIME of the
+ * daemon at $CLOCKD_SHM is from the simulated reference's truth, read
+ * every 20 ms for SECONDS. The simulated PPS puts pulse k at kernel
+ * CLOCK_MONOTONIC FIRST + k * PERIOD (without its jitter) and each pulse
+ * marks a whole second, so the true realtime at a monotonic time t is a
+ * whole number of seconds plus (t - FIRST) / PERIOD seconds: the error is
+ * clockd's realtime minus that, modulo a second. Also checks that
+ * CLOCKD_MONOTONIC never goes back. Prints "# ..." lines, then
+ * "rms_ns MAX_NS BACK" on stdout; exit 0 unless a read failed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <clockd/clockd.h>
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec a, b, r, m, nap = { 0, 20000000 };
+	double first, period, sum2 = 0, max = 0;
+	int64_t end, last_mono = 0;
+	unsigned n = 0, back = 0;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: truth FIRST_PULSE_NS PERIOD_NS SECONDS\n");
+		return 2;
+	}
+	first = strtod(argv[1], NULL);
+	period = strtod(argv[2], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	end = ns_of(&a) + (int64_t)(atof(argv[3]) * 1e9);
+	do {
+		double t, phase, err;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (clockd_clock_gettime(CLOCKD_REALTIME, &r) < 0 ||
+		    clockd_clock_gettime(CLOCKD_MONOTONIC, &m) < 0) {
+			perror("clockd_clock_gettime");
+			return 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (ns_of(&m) < last_mono)
+			back++;
+		last_mono = ns_of(&m);
+		t = ((double)ns_of(&a) + (double)ns_of(&b)) / 2;
+		/* true realtime mod 1 s, in ns */
+		phase = fmod((t - first) / period, 1.0) * 1e9;
+		err = fmod((double)(ns_of(&r) % 1000000000) - phase + 1.5e9, 1e9) - 0.5e9;
+		sum2 += err * err;
+		if (fabs(err) > max)
+			max = fabs(err);
+		n++;
+		nanosleep(&nap, NULL);
+	} while (ns_of(&b) < end);
+	printf("%.0f %.0f %u\n", sqrt(sum2 / n), max, back);
+	return 0;
+}
