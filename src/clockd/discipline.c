@@ -188,7 +188,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	} else if (d->restep_ns && fabs(x) > (double)d->restep_ns && d->n >= 4) {
 		step(d, x, "the offset is above discipline_restep_ms");
 		x = at + d->corr_ns;
-	} else if (fabs(x) > (double)d->step_ns && !d->beyond_logged) {
+	} else if (!d->restep_ns && fabs(x) > (double)d->step_ns && !d->beyond_logged) {
 		d->beyond_logged = true;
 		log_warnx("reference %s: offset %+.0f ns is above discipline_step_ms; slewing (no step: "
 			  "discipline_restep_ms is 0)", d->ref_name, x);

@@ -8,7 +8,7 @@
  * whole number of seconds plus (t - FIRST) / PERIOD seconds: the error is
  * clockd's realtime minus that, modulo a second. Also checks that
  * CLOCKD_MONOTONIC never goes back. Prints "# ..." lines, then
- * "rms_ns MAX_NS BACK" on stdout; exit 0 unless a read failed.
+ * "RMS_NS MAX_NS BACK" on stdout; exit 0 unless a read failed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +18,8 @@
 #include <time.h>
 
 #include <clockd/clockd.h>
+
+#define BRACKET_MAX_NS 20000
 
 static int64_t ns_of(const struct timespec *ts)
 {
@@ -29,7 +31,7 @@ int main(int argc, char **argv)
 	struct timespec a, b, r, m, nap = { 0, 20000000 };
 	double first, period, sum2 = 0, max = 0;
 	int64_t end, last_mono = 0;
-	unsigned n = 0, back = 0;
+	unsigned n = 0, back = 0, loose = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: truth FIRST_PULSE_NS PERIOD_NS SECONDS\n");
@@ -42,16 +44,25 @@ int main(int argc, char **argv)
 	do {
 		double t, phase, err;
 
+		nanosleep(&nap, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		if (clockd_clock_gettime(CLOCKD_REALTIME, &r) < 0 ||
-		    clockd_clock_gettime(CLOCKD_MONOTONIC, &m) < 0) {
+		if (clockd_clock_gettime(CLOCKD_REALTIME, &r) < 0) {
 			perror("clockd_clock_gettime");
 			return 1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (clockd_clock_gettime(CLOCKD_MONOTONIC, &m) < 0) {
+			perror("clockd_clock_gettime");
+			return 1;
+		}
 		if (ns_of(&m) < last_mono)
 			back++;
 		last_mono = ns_of(&m);
+		/* A read preempted between the brackets says nothing. */
+		if (ns_of(&b) - ns_of(&a) > BRACKET_MAX_NS) {
+			loose++;
+			continue;
+		}
 		t = ((double)ns_of(&a) + (double)ns_of(&b)) / 2;
 		/* true realtime mod 1 s, in ns */
 		phase = fmod((t - first) / period, 1.0) * 1e9;
@@ -60,8 +71,8 @@ int main(int argc, char **argv)
 		if (fabs(err) > max)
 			max = fabs(err);
 		n++;
-		nanosleep(&nap, NULL);
 	} while (ns_of(&b) < end);
+	printf("# %u samples, %u dropped for a bracket over %d ns\n", n, loose, BRACKET_MAX_NS);
 	printf("%.0f %.0f %u\n", sqrt(sum2 / n), max, back);
 	return 0;
 }
