@@ -12,48 +12,16 @@
 #include <clockd/page.h>
 
 #include "clockctl/clockctl.h"
-
-static const char *role_name(uint32_t role)
-{
-	return role == CLOCKD_DEV_SOURCE ? "source" : role == CLOCKD_DEV_TICK ? "tick" :
-	       role == CLOCKD_DEV_REFERENCE ? "ref" : "?";
-}
-
-static const char *state_name(uint32_t state)
-{
-	static const char *const names[] = {
-		[CLOCKD_DEV_STANDBY] = "standby",
-		[CLOCKD_DEV_ACTIVE] = "active",
-		[CLOCKD_DEV_FAULT] = "fault",
-		[CLOCKD_DEV_UNAVAILABLE] = "unavailable",
-	};
-
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
-}
-
-static const char *fault_name(uint32_t fault)
-{
-	static const char *const names[] = {
-		[CLOCKD_FAULT_NONE] = "-",
-		[CLOCKD_FAULT_OPEN] = "open",
-		[CLOCKD_FAULT_STALLED] = "stalled",
-		[CLOCKD_FAULT_BACKWARDS] = "backwards",
-		[CLOCKD_FAULT_STEPPED] = "stepped",
-		[CLOCKD_FAULT_GONE] = "gone",
-		[CLOCKD_FAULT_ERROR] = "error",
-	};
-
-	return fault < sizeof(names) / sizeof(names[0]) ? names[fault] : "?";
-}
+#include "shared/devnames.h"
 
 static struct json_object *device_json(const struct clockd_device *d, int64_t now)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "role", json_object_new_string(role_name(d->role)));
+	json_object_object_add(o, "role", json_object_new_string(dev_role_name(d->role)));
 	json_object_object_add(o, "name", json_object_new_string(d->name));
-	json_object_object_add(o, "state", json_object_new_string(state_name(d->state)));
-	json_object_object_add(o, "fault", json_object_new_string(fault_name(d->fault)));
+	json_object_object_add(o, "state", json_object_new_string(dev_state_name(d->state)));
+	json_object_object_add(o, "fault", json_object_new_string(dev_fault_name(d->fault)));
 	json_object_object_add(o, "device", json_object_new_string(d->device));
 	json_object_object_add(o, "faults", json_object_new_uint64(d->faults));
 	json_object_object_add(o, "spurious", json_object_new_uint64(d->spurious));
@@ -94,7 +62,7 @@ int verb_sources(const struct ctl *ctl, int argc, char **argv)
 
 		snprintf(since, sizeof(since), "%.1fs", (double)(now - dev[i].since_ns) / 1e9);
 		printf("%-6s %-8s %-11s %-9s %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10s  %s\n",
-		       role_name(dev[i].role), dev[i].name, state_name(dev[i].state), fault_name(dev[i].fault),
+		       dev_role_name(dev[i].role), dev[i].name, dev_state_name(dev[i].state), dev_fault_name(dev[i].fault),
 		       dev[i].faults, dev[i].spurious, dev[i].missed, since, dev[i].device[0] ? dev[i].device : "-");
 	}
 	return CTL_EXIT_OK;

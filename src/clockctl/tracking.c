@@ -10,19 +10,7 @@
 #include <clockd/page.h>
 
 #include "clockctl/clockctl.h"
-
-static const char *disc_name(uint32_t s)
-{
-	static const char *const names[] = {
-		[CLOCKD_DISC_NONE] = "none",
-		[CLOCKD_DISC_UNLOCKED] = "unlocked",
-		[CLOCKD_DISC_ACQUIRING] = "acquiring",
-		[CLOCKD_DISC_LOCKED] = "locked",
-		[CLOCKD_DISC_HOLDOVER] = "holdover",
-	};
-
-	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
-}
+#include "shared/devnames.h"
 
 static void tracking_json(const struct clockd_tracking *t)
 {
@@ -30,7 +18,7 @@ static void tracking_json(const struct clockd_tracking *t)
 
 	json_object_object_add(o, "reference", json_object_new_string(t->reference));
 	json_object_object_add(o, "device", json_object_new_string(t->device));
-	json_object_object_add(o, "state", json_object_new_string(disc_name(t->state)));
+	json_object_object_add(o, "state", json_object_new_string(disc_state_name(t->state)));
 	json_object_object_add(o, "synced", json_object_new_boolean(t->synced));
 	json_object_object_add(o, "offset_ns", json_object_new_int64(t->offset_ns));
 	json_object_object_add(o, "rms_offset_ns", json_object_new_int64(t->rms_offset_ns));
@@ -56,7 +44,7 @@ int verb_tracking(const struct ctl *ctl, int argc, char **argv)
 	}
 	printf("   reference: %s%s%s\n", t.reference[0] ? t.reference : "none", t.device[0] ? " " : "",
 	       t.device);
-	printf("       state: %s%s\n", disc_name(t.state), t.synced ? " (synced)" : "");
+	printf("       state: %s%s\n", disc_state_name(t.state), t.synced ? " (synced)" : "");
 	printf("      offset: %+" PRId64 " ns\n", t.offset_ns);
 	printf("  RMS offset: %" PRId64 " ns\n", t.rms_offset_ns);
 	printf("   frequency: %+.3f ppm\n", (double)t.freq_ppb / 1000.0);

@@ -3,35 +3,9 @@
 #include <string.h>
 
 #include "clockd/devices.h"
+#include "shared/devnames.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
-
-static const char *const state_names[] = {
-	[CLOCKD_DEV_STANDBY] = "standby",
-	[CLOCKD_DEV_ACTIVE] = "active",
-	[CLOCKD_DEV_FAULT] = "fault",
-	[CLOCKD_DEV_UNAVAILABLE] = "unavailable",
-};
-
-static const char *const fault_names[] = {
-	[CLOCKD_FAULT_NONE] = "-",
-	[CLOCKD_FAULT_OPEN] = "open",
-	[CLOCKD_FAULT_STALLED] = "stalled",
-	[CLOCKD_FAULT_BACKWARDS] = "backwards",
-	[CLOCKD_FAULT_STEPPED] = "stepped",
-	[CLOCKD_FAULT_GONE] = "gone",
-	[CLOCKD_FAULT_ERROR] = "error",
-};
-
-const char *devices_state_name(uint32_t state)
-{
-	return state < sizeof(state_names) / sizeof(state_names[0]) ? state_names[state] : "?";
-}
-
-const char *devices_fault_name(uint32_t fault)
-{
-	return fault < sizeof(fault_names) / sizeof(fault_names[0]) ? fault_names[fault] : "?";
-}
 
 /* Copy entry @i to the page under dev_seq (odd while writing). */
 static void dev_publish(struct devices *dv, unsigned i)
@@ -228,11 +202,11 @@ struct clocksource *devices_source_fault(struct devices *dv, uint32_t fault, con
 	if (!next) {
 		log_warnx("source %s%s%s: %s: %s; no other source is configured, readers get ESTALE",
 			  dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
-			  devices_fault_name(fault), why);
+			  dev_fault_name(fault), why);
 		return NULL;
 	}
 	log_warnx("source %s%s%s: %s: %s; now on source %s", dv->tab[i].name,
-		  dv->tab[i].device[0] ? " " : "", dv->tab[i].device, devices_fault_name(fault), why,
+		  dv->tab[i].device[0] ? " " : "", dv->tab[i].device, dev_fault_name(fault), why,
 		  dv->tab[dv->src_cur].name);
 	return next;
 }
@@ -249,11 +223,11 @@ struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const
 	next = open_tick_from(dv, i + 1);
 	if (!next) {
 		log_warnx("tick %s%s%s: %s: %s; no other tick device is configured", dv->tab[t].name,
-			  dv->tab[t].device[0] ? " " : "", dv->tab[t].device, devices_fault_name(fault), why);
+			  dv->tab[t].device[0] ? " " : "", dv->tab[t].device, dev_fault_name(fault), why);
 		return NULL;
 	}
 	log_warnx("tick %s%s%s: %s: %s; now on tick %s", dv->tab[t].name, dv->tab[t].device[0] ? " " : "",
-		  dv->tab[t].device, devices_fault_name(fault), why, dv->tab[dv->nsrc + dv->tick_cur].name);
+		  dv->tab[t].device, dev_fault_name(fault), why, dv->tab[dv->nsrc + dv->tick_cur].name);
 	tick_close(&dv->td[i]);
 	return next;
 }

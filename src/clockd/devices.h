@@ -63,7 +63,5 @@ void devices_add_reference(struct devices *dv, const char *name, const char *dev
  * Tick thread. */
 void devices_reference_fault(struct devices *dv, uint32_t fault);
 
-const char *devices_state_name(uint32_t state);
-const char *devices_fault_name(uint32_t fault);
 
 #endif

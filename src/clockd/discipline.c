@@ -4,6 +4,7 @@
 
 #include <clockd/page.h>
 #include "clockd/discipline.h"
+#include "shared/devnames.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
@@ -23,13 +24,6 @@ static void set_synced(struct discipline *d, bool on)
 		__atomic_and_fetch(&d->pg->flags, ~CLOCKD_PAGE_SYNCED, __ATOMIC_RELEASE);
 }
 
-static const char *state_name(uint32_t s)
-{
-	static const char *const names[] = { "none", "unlocked", "acquiring", "locked", "holdover" };
-
-	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
-}
-
 static void set_state(struct discipline *d, uint32_t s)
 {
 	struct tk_tracking *tr = &d->tk->track;
@@ -37,7 +31,7 @@ static void set_state(struct discipline *d, uint32_t s)
 	if (tr->state == s)
 		return;
 	log_notice("reference %s: %s -> %s (offset %+.0f ns, frequency %+.3f ppm)", d->ref_name,
-		   state_name(tr->state), state_name(s), (double)tr->offset_ns, d->freq_ppb / 1000.0);
+		   disc_state_name(tr->state), disc_state_name(s), (double)tr->offset_ns, d->freq_ppb / 1000.0);
 	tr->state = s;
 	set_synced(d, s == CLOCKD_DISC_LOCKED);
 }

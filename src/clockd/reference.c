@@ -8,13 +8,13 @@
 #include <clockd/page.h>
 #include "clockd/phc.h"
 #include "clockd/reference.h"
+#include "clockd/ticker.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
 /* A PPS that has not pulsed for this many seconds is stalled. */
 #define REF_STALL_PERIODS 3
-#define REF_WAKE_SIG SIGRTMIN
-#define REF_STOP_RETRY_NS 10000000
+#define REF_WAKE_SIG SIGRTMIN /* the tick thread's wake-up signal (ticker.c) */
 
 static void ref_push(struct reference *r, const struct ref_event *ev)
 {
@@ -195,16 +195,10 @@ int reference_start(struct reference *r)
 
 void reference_stop(struct reference *r)
 {
-	struct timespec deadline;
-
 	if (!r->name || !r->running)
 		return;
 	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
-	do {
-		pthread_kill(r->thread, REF_WAKE_SIG);
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline = ns_to_ts(ts_to_ns(&deadline) + REF_STOP_RETRY_NS);
-	} while (pthread_timedjoin_np(r->thread, NULL, &deadline) == ETIMEDOUT);
+	thread_wake_join(r->thread);
 	r->running = false;
 }
 

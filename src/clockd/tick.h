@@ -66,6 +66,15 @@ extern const struct tick_ops tick_sim;
 extern const struct tick_ops *const tick_drivers[];
 const struct tick_ops *tick_find(const char *name);
 
+/*
+ * For the character devices whose read() blocks until an interrupt and
+ * returns an unsigned long (hpet, rtc): poll td->fd for up to td->stall_ns
+ * (a read alone would block for ever on a dead timer), then read it into
+ * *@data. 1 with *@data, 0 on EINTR (or a spurious wake-up), or
+ * TICK_STALLED, TICK_GONE, TICK_ERROR.
+ */
+int64_t tick_wait_read(struct tick_device *td, unsigned long *data);
+
 /* Open one driver into @td. 0, or -1 after logging why (naming the driver
  * and the device). */
 int tick_open(struct tick_device *td, const struct tick_ops *ops, const struct clockd_config *cfg);

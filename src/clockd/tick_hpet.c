@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -97,29 +96,14 @@ err_close:
 	return -1;
 }
 
-/* poll() then read(): the read alone would block forever on a dead timer. */
+/* The driver's read() gives the interrupts since the last read. */
 static int64_t hpet_tick_wait(struct tick_device *td, int64_t deadline_ns)
 {
-	struct pollfd pfd = { .fd = td->fd, .events = POLLIN };
-	int64_t ms = (td->stall_ns + 999999) / 1000000;
 	unsigned long n;
-	ssize_t r;
-	int p;
+	int64_t r = tick_wait_read(td, &n);
 
 	(void)deadline_ns;
-	p = poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
-	if (p == 0)
-		return TICK_STALLED;
-	if (p < 0)
-		return errno == EINTR ? 0 : TICK_ERROR;
-	r = read(td->fd, &n, sizeof(n));
-	if (r == (ssize_t)sizeof(n))
-		return n > 0 ? (int64_t)n : 0;
-	if (r < 0 && errno == EINTR)
-		return 0;
-	if (r < 0 && errno == ENODEV)
-		return TICK_GONE;
-	return TICK_ERROR;
+	return r == 1 ? (int64_t)n : r;
 }
 
 static void hpet_tick_fini(struct tick_device *td)

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,28 +117,15 @@ err_close:
 	return -1;
 }
 
+/* The driver's read() gives the interrupts since the last read in the
+ * bytes above the lowest (which holds the interrupt's kind). */
 static int64_t rtc_tick_wait(struct tick_device *td, int64_t deadline_ns)
 {
-	struct pollfd pfd = { .fd = td->fd, .events = POLLIN };
-	int64_t ms = (td->stall_ns + 999999) / 1000000;
 	unsigned long data;
-	ssize_t r;
-	int p;
+	int64_t r = tick_wait_read(td, &data);
 
 	(void)deadline_ns;
-	p = poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
-	if (p == 0)
-		return TICK_STALLED;
-	if (p < 0)
-		return errno == EINTR ? 0 : TICK_ERROR;
-	r = read(td->fd, &data, sizeof(data));
-	if (r == (ssize_t)sizeof(data))
-		return (int64_t)(data >> 8);
-	if (r < 0 && errno == EINTR)
-		return 0;
-	if (r < 0 && errno == ENODEV)
-		return TICK_GONE;
-	return TICK_ERROR;
+	return r == 1 ? (int64_t)(data >> 8) : r;
 }
 
 static void rtc_tick_fini(struct tick_device *td)

@@ -254,15 +254,20 @@ int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, st
 	return 0;
 }
 
-void ticker_stop(struct ticker *t)
+void thread_wake_join(pthread_t thread)
 {
 	struct timespec deadline;
 
-	__atomic_store_n(&t->stop, true, __ATOMIC_RELEASE);
 	do {
-		pthread_kill(t->thread, TICKER_WAKE_SIG);
+		pthread_kill(thread, TICKER_WAKE_SIG);
 		clock_gettime(CLOCK_REALTIME, &deadline);
 		deadline = ns_to_ts(ts_to_ns(&deadline) + TICKER_STOP_RETRY_NS);
-	} while (pthread_timedjoin_np(t->thread, NULL, &deadline) == ETIMEDOUT);
+	} while (pthread_timedjoin_np(thread, NULL, &deadline) == ETIMEDOUT);
+}
+
+void ticker_stop(struct ticker *t)
+{
+	__atomic_store_n(&t->stop, true, __ATOMIC_RELEASE);
+	thread_wake_join(t->thread);
 	sem_destroy(&t->ready);
 }

@@ -47,5 +47,9 @@ int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, st
 /* Stop it: the page is marked STOPPING and released (readers see the
  * daemon gone). */
 void ticker_stop(struct ticker *t);
+/* Join @thread, which has been told to stop, waking it from any blocking
+ * call with the tick thread's wake-up signal (installed by ticker_start)
+ * until it has gone. */
+void thread_wake_join(pthread_t thread);
 
 #endif

@@ -37,6 +37,10 @@ if ! start_daemon "$T/clockd.log" -o hz=100 -o source=posix -o posix_clock=monot
 fi
 "$MONITOR" 90 >"$T/monitor" 2>&1 &
 mon=$!
+st=$(field state)
+echo "# state at the start: $st"
+{ [ "$st" = unlocked ] || [ "$st" = acquiring ]; } && ! synced
+ok $? "unsynchronised at the start"
 
 wait_state locked 60
 ok $? "locked within 60 pulses"
