@@ -119,6 +119,12 @@ static void tk_follow_wall(struct timekeeper *tk)
 			  (unsigned long long)tk->wall_steps);
 }
 
+/* The raw mult corrected by the discipline's frequency, in ppb. */
+static uint32_t adjusted_mult(uint32_t raw_m, int64_t ppb)
+{
+	return (uint32_t)(((__int128)raw_m * (1000000000 + ppb) + 500000000) / 1000000000);
+}
+
 /* Re-express @b with a new shift (the sub-ns fraction is dropped). */
 static void base_reshift(struct tk_base *b, uint32_t from, uint32_t to)
 {
@@ -148,7 +154,8 @@ static int tk_use_source(struct timekeeper *tk, struct clocksource *cs)
 		base_reshift(&tk->raw, tk->shift, shift);
 	}
 	tk->cs = cs;
-	tk->mult = tk->raw_mult = mult;
+	tk->raw_mult = mult;
+	tk->mult = adjusted_mult(mult, tk->adj_ppb);
 	tk->shift = shift;
 	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
 	tk->still_ns = 0;
@@ -199,12 +206,6 @@ static void tk_set_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
 		base_add(tk, &tk->raw, (unsigned __int128)pivot * (tk->raw_mult - raw_m));
 	tk->mult = m;
 	tk->raw_mult = raw_m;
-}
-
-/* The raw mult corrected by the discipline's frequency, in ppb. */
-static uint32_t adjusted_mult(uint32_t raw_m, int64_t ppb)
-{
-	return (uint32_t)(((__int128)raw_m * (1000000000 + ppb) + 500000000) / 1000000000);
 }
 
 /* A new estimate of the counter's rate (the TSC refinement). */
