@@ -167,7 +167,7 @@ void devices_reference_fault(struct devices *dv, uint32_t fault)
 	}
 	dev_set(dv, (unsigned)dv->ref, CLOCKD_DEV_FAULT, fault);
 	log_warnx("reference %s %s: %s", e->name, e->device,
-		  fault == CLOCKD_FAULT_STALLED ? "stalled: no event for 3 s (frozen or silent)" :
+		  fault == CLOCKD_FAULT_STALLED ? "stalled: silent for 3 s, or not advancing with the kernel's clock" :
 		  fault == CLOCKD_FAULT_GONE ? "gone: the device disappeared" : "device errors");
 }
 

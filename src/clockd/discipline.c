@@ -10,6 +10,7 @@
 
 #define NS 1e9
 #define LOCK_NS 100000.0       /* |offset| below this, four times: locked */
+#define UNLOCK_NS 1000000.0    /* once locked, above this four times: unlocked */
 #define LOCK_EVENTS 8          /* and at least this many events in the fit */
 #define LOST_NS 3000000000ll   /* no event for this long: reference lost */
 #define OUTLIER_MIN_NS 200000.0 /* an offset this far off the line (and 6 sd) */
@@ -144,7 +145,7 @@ static bool plausible(struct discipline *d, const struct ref_event *ev, double t
 		  "moved; acquiring again", d->ref_name, d->outliers_in_row, y - at);
 	d->n = d->next = 0;
 	d->outliers_in_row = 0;
-	d->good = 0;
+	d->good = d->bad = 0;
 	set_state(d, CLOCKD_DISC_ACQUIRING);
 	return true;
 }
@@ -189,7 +190,8 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	}
 	/* The reference's rate beyond the limit is a fault of the reference
 	 * (or of the counter); a large offset slewed at the limit is not. */
-	if (d->n >= LOCK_EVENTS && fabs(slope) > (double)d->max_ppb && !d->clamp_logged) {
+	if (d->n >= 2 * LOCK_EVENTS && fabs(slope) - 3 * (sxx > 0 ? sd / sqrt(sxx) : 0) > (double)d->max_ppb &&
+	    !d->clamp_logged) {
 		d->clamp_logged = true;
 		log_warnx("reference %s: it runs %+.3f ppm off clockd's clock, beyond discipline_max_ppm "
 			  "(%lld): the rate is held at the limit and the clock cannot lock", d->ref_name,
@@ -210,8 +212,14 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	tr->skew_ppb = sxx > 0 ? (int64_t)llround(sd / sqrt(sxx)) : 0;
 	tr->error_bound_ns = (uint64_t)llround(fabs(x) + (d->n > 0 ? 3 * sd * 2 / sqrt(d->n) : 0));
 	tr->ref_mono_ns = ev->stamp_ns;
+	/* Hysteresis: a lock takes four offsets under LOCK_NS; losing it
+	 * takes four in a row over UNLOCK_NS. */
 	d->good = fabs(x) < LOCK_NS ? d->good + 1 : 0;
-	set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+	d->bad = fabs(x) > UNLOCK_NS ? d->bad + 1 : 0;
+	if (tr->state == CLOCKD_DISC_LOCKED || tr->state == CLOCKD_DISC_HOLDOVER)
+		set_state(d, d->bad >= 4 ? CLOCKD_DISC_ACQUIRING : CLOCKD_DISC_LOCKED);
+	else
+		set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
 }
 
 void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)

@@ -17,8 +17,10 @@
  * above discipline_restep_ms (0: never), logged. The rate correction never
  * exceeds discipline_max_ppm. A pulse less than half a second after the
  * last is spurious; an offset far off the line (outlier) is dropped, four
- * in a row restart the acquisition. With no event for three seconds a
- * locked clock goes into holdover (the rate is kept, SYNCED cleared).
+ * in a row restart the acquisition. Locked takes four offsets under
+ * 100 us in a row; losing the lock, four over 1 ms. With no event for three
+ * seconds a locked clock goes into holdover (the rate is kept, SYNCED
+ * cleared); events again take it back to locked.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H
@@ -49,7 +51,7 @@ struct discipline {
 	double last_sample_ns;    /* the last measured offset (raw) */
 	double ms_est;            /* mean square of the estimated offsets */
 	double resid_sd;          /* of the fit */
-	unsigned good, outliers_in_row;
+	unsigned good, bad, outliers_in_row;
 	uint64_t events, spurious, outliers;
 	bool clamp_logged, beyond_logged;
 };

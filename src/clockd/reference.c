@@ -99,8 +99,11 @@ static void ref_phc_loop(struct reference *r)
 			ref_set_fault(r, errno == ENODEV ? CLOCKD_FAULT_GONE : CLOCKD_FAULT_ERROR);
 			continue;
 		}
-		if (last_sys && (phc - last_phc) < (sys - last_sys) / 2) {
-			ref_set_fault(r, CLOCKD_FAULT_STALLED);
+		/* A reading is used only once the next shows the PHC runs:
+		 * a frozen clock must not step the realtime. */
+		if (!last_sys || (phc - last_phc) < (sys - last_sys) / 2) {
+			if (last_sys)
+				ref_set_fault(r, CLOCKD_FAULT_STALLED);
 			last_phc = phc;
 			last_sys = sys;
 			continue;
