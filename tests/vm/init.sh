@@ -276,6 +276,91 @@ check_phc() {
 	stop_clockd
 }
 
+# --- the discipline (reference gpio, phc) -------------------------------
+# wait_for SECONDS COMMAND...: poll on the clock, not on a count of naps
+# (each clockctl run takes a while under TCG); 1 s resolution.
+wait_for() {
+	until_s=$(($(date +%s) + $1)); shift
+	until "$@"; do
+		[ "$(date +%s)" -lt $until_s ] || return 1
+		usleep 200000
+	done
+}
+
+tracking() { clockctl --json tracking 2>/dev/null; }
+# in_state STATE: clockctl --json tracking says "state":"STATE".
+in_state() { tracking | grep -q "\"state\":\"$1\""; }
+show_tracking() { tracking | sed "s/^/# $name tracking: /"; }
+
+# stays_in STATE SECONDS: every clockctl --json tracking for that long
+# says STATE.
+stays_in() {
+	until_s=$(($(date +%s) + $2)) seen=0
+	while [ "$(date +%s)" -lt $until_s ]; do
+		in_state "$1" || { show_tracking; return 1; }
+		seen=$((seen + 1))
+		usleep 200000
+	done
+	[ $seen -gt 0 ]
+}
+
+# (j) reference gpio: a 1 PPS made by the guest on gpio-sim line 6
+# (clockd-check pps: pull-up at each whole second of CLOCK_REALTIME). The
+# daemon locks within 60 s of the first pulse; the offsets it reports are
+# printed (sysfs toggling under TCG has a jitter of its own); when the
+# pulses stop, holdover and a stalled reference.
+PPS_LINE=6
+PPS_LOCK_S=61	# from the toggler's start: its first pulse comes within 1 s
+PPS_PULSES=75	# at most: stopped once the figures are taken
+check_pps() {
+	[ -n "${CHIP:-}" ] || { skip "pps" "no gpio-sim chip"; return; }
+	pull=/sys/devices/platform/$DEV/$CHIP/sim_gpio$PPS_LINE/pull
+	start_clockd pps source=posix tick=timerfd hz=100 reference=gpio pps_chip=$CHIP \
+		pps_line=$PPS_LINE pps_edge=rising stale_after_ms=60000 || { stop_clockd; return; }
+	show_sources
+	show_tracking
+	sources_ok 1 ref gpio active - "$CHIP line $PPS_LINE"
+	t0=$(date +%s)
+	clockd-check pps "$pull" $PPS_PULSES 2>&1 &
+	tog=$!
+	wait_for $PPS_LOCK_S in_state locked
+	ok $? "$name: tracking locked within ${PPS_LOCK_S} s of the toggler's start ($(($(date +%s) - t0)) s)"
+	show_tracking
+	clockd-check track 10
+	kill -TERM $tog
+	wait $tog
+	ok $? "$name: clockd-check pps toggled sim_gpio$PPS_LINE"
+	wait_for 10 in_state holdover
+	ok $? "$name: tracking in holdover within 10 s of the last pulse"
+	tracking | grep -q '"synced":false'
+	ok $? "$name: not synced in holdover"
+	show_tracking
+	sources_ok 10 ref gpio fault stalled "$CHIP line $PPS_LINE"
+	show_sources
+	grep -q "reference gpio.*stalled" $LOG
+	ok $? "$name: the log says reference gpio ... stalled"
+	stop_clockd
+}
+
+# (k) reference phc on the e1000e clock, which qemu 7.2 does not advance:
+# a stalled reference, never a lock, and the clock keeps going.
+check_phc_ref() {
+	[ -c /dev/ptp0 ] || { skip "phc reference" "no /dev/ptp0 (e1000e not loaded?)"; return; }
+	start_clockd phc-ref source=posix tick=timerfd hz=100 reference=phc phc_device=/dev/ptp0 ||
+		{ stop_clockd; return; }
+	sources_ok 10 ref phc fault stalled /dev/ptp0
+	show_sources
+	show_tracking
+	stays_in unlocked 3
+	ok $? "$name: tracking stays unlocked"
+	grep -q "reference phc.*stalled" $LOG
+	ok $? "$name: the log says reference phc ... stalled"
+	clockd-check advance 2
+	in_state unlocked
+	ok $? "$name: tracking still unlocked after that"
+	stop_clockd
+}
+
 # (i) bad config: clockd exits 1 with a message naming device and reason.
 # bad NAME TEXT OPTION...
 bad() {
@@ -317,6 +402,8 @@ done
 (check_hpet_source) 2>&1 | report
 (gpio_find; check_gpio_tick) 2>&1 | report
 (check_phc) 2>&1 | report
+(gpio_find; check_pps) 2>&1 | report
+(check_phc_ref) 2>&1 | report
 (gpio_find; check_bad_config) 2>&1 | report
 say END
 poweroff -f

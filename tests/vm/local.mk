@@ -32,7 +32,7 @@ VM_GUEST += tests/vm/clockd-check
 tests/vm/clockd-check: tests/vm/clockd-check.c tests/vm/guest.h src/libclockd/libclockd.la
 	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
 	$(CC) $(VM_GUEST_CFLAGS) -o $@ $(srcdir)/tests/vm/clockd-check.c \
-		-Lsrc/libclockd/.libs -lclockd
+		-Lsrc/libclockd/.libs -lclockd -lm
 
 CLEANFILES += tests/vm/hpet-check tests/vm/rtc-check tests/vm/gpio-check \
 	tests/vm/clockd-check
