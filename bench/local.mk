@@ -1,11 +1,15 @@
 # Benchmarks: `make bench` (not part of `make check`).
-EXTRA_PROGRAMS += bench/bench-read bench/tick-floor
+EXTRA_PROGRAMS += bench/bench-read bench/tick-floor bench/bench-wheel
 bench_tick_floor_SOURCES = bench/tick-floor.c
 bench_bench_read_SOURCES = bench/bench-read.c
 bench_bench_read_LDADD = src/libclockd/libclockd.la
+# The daemon's timer wheel against libevent's timers.
+bench_bench_wheel_SOURCES = bench/bench-wheel.c src/clockd/wheel.c src/clockd/wheel.h
+bench_bench_wheel_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+bench_bench_wheel_LDADD = $(LIBEVENT_LIBS)
 EXTRA_DIST += bench/run.sh
-CLEANFILES += bench/bench-read bench/tick-floor
+CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel
 
-bench: bench/bench-read bench/tick-floor src/clockd/clockd
+bench: bench/bench-read bench/tick-floor bench/bench-wheel src/clockd/clockd
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench

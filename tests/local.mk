@@ -20,3 +20,4 @@ include tests/devices-hw/local.mk
 include tests/discipline/local.mk
 include tests/vm/local.mk
 include tests/export/local.mk
+include tests/timers/local.mk

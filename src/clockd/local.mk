@@ -13,6 +13,8 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/reference.c src/clockd/reference.h \
 	src/clockd/discipline.c src/clockd/discipline.h \
 	src/clockd/export.c src/clockd/export.h \
+	src/clockd/wheel.c src/clockd/wheel.h \
+	src/clockd/hrheap.c src/clockd/hrheap.h \
 	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
