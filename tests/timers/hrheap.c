@@ -22,9 +22,10 @@
 #define OPS 200000
 
 /* Under AddressSanitizer, an impossible allocation must return NULL (as
- * it does in production) rather than abort the test. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
+ * it does in production) rather than abort the test. The runtime looks the
+ * hook up by name: it must be visible (the build hides symbols). */
+__attribute__((visibility("default"))) const char *__asan_default_options(void);
+__attribute__((visibility("default"))) const char *__asan_default_options(void)
 {
 	return "allocator_may_return_null=1";
 }
