@@ -1,5 +1,5 @@
 # Benchmarks: `make bench` (not part of `make check`).
-EXTRA_PROGRAMS += bench/bench-read bench/tick-floor bench/bench-wheel
+EXTRA_PROGRAMS += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring
 bench_tick_floor_SOURCES = bench/tick-floor.c
 bench_bench_read_SOURCES = bench/bench-read.c
 bench_bench_read_LDADD = src/libclockd/libclockd.la
@@ -7,9 +7,12 @@ bench_bench_read_LDADD = src/libclockd/libclockd.la
 bench_bench_wheel_SOURCES = bench/bench-wheel.c src/clockd/wheel.c src/clockd/wheel.h
 bench_bench_wheel_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 bench_bench_wheel_LDADD = $(LIBEVENT_LIBS)
+# The shared-memory ring, producer and consumer threads on two CPUs.
+bench_bench_ring_SOURCES = bench/bench-ring.c
+bench_bench_ring_LDADD = src/shared/libshared.la -lpthread
 EXTRA_DIST += bench/run.sh
-CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel
+CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring
 
-bench: bench/bench-read bench/tick-floor bench/bench-wheel src/clockd/clockd
+bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring src/clockd/clockd
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench

@@ -43,3 +43,10 @@ awk -v d="$((d1 - d0))" -v f="$((f1 - f0))" -v t="$((t1 - t0))" 'BEGIN {
 # ns per arm+cancel and per expiry at 1e3, 1e5, 1e6 pending, and the ratios.
 echo "== timer wheel vs libevent evtimer_add/evtimer_del"
 "$builddir/bench/bench-wheel"
+
+# The shared-memory ring for timer submission and delivery (no daemon
+# needed): records/s between two threads on two CPUs, batches of 1, 16 and
+# 256, without the wake-up path, with it, and with a wake-up every batch;
+# the ratio to the 2M records/s that 1M arm+cancel/s per client needs.
+echo "== shared-memory ring (timer submission / delivery)"
+"$builddir/bench/bench-ring"
