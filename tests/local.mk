@@ -21,3 +21,4 @@ include tests/discipline/local.mk
 include tests/vm/local.mk
 include tests/export/local.mk
 include tests/timers/local.mk
+include tests/proto/local.mk

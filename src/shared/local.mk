@@ -7,4 +7,5 @@ src_shared_libshared_la_SOURCES = \
 	src/shared/log.c src/shared/log.h \
 	src/shared/config.c src/shared/config.h \
 	src/shared/simscript.c src/shared/simscript.h \
+	src/shared/ctlproto.c src/shared/ctlproto.h \
 	src/shared/devnames.h
