@@ -22,3 +22,4 @@ include tests/vm/local.mk
 include tests/export/local.mk
 include tests/timers/local.mk
 include tests/ring/local.mk
+include tests/proto/local.mk

@@ -8,4 +8,5 @@ src_shared_libshared_la_SOURCES = \
 	src/shared/config.c src/shared/config.h \
 	src/shared/simscript.c src/shared/simscript.h \
 	src/shared/ring.c src/shared/ring.h \
+	src/shared/ctlproto.c src/shared/ctlproto.h \
 	src/shared/devnames.h
