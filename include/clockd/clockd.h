@@ -42,6 +42,7 @@
 #ifndef CLOCKD_CLOCKD_H
 #define CLOCKD_CLOCKD_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -227,6 +228,117 @@ struct clockd_tracking {
 /* Fill *@t (of @size bytes, pass sizeof(*t)). 0, or -1 with errno as
  * clockd_devices(), EINVAL for a @size smaller than this first version. */
 int clockd_tracking(struct clockd_tracking *t, size_t size);
+
+/*
+ * Timers (since 0.3): the daemon expires them on a thread pinned to the
+ * chosen CPU, and the callback runs on that CPU, in a thread of the library
+ * pinned there (or, after clockd_fd(), in the thread that calls
+ * clockd_dispatch()). Arming and cancelling cost no system call in the
+ * common case: they are records in a ring the daemon drains.
+ *
+ * The connection: made at the first timer call, to the control socket at
+ * $CLOCKD_SOCKET, else CLOCKD_DEFAULT_SOCKET. Further errno values:
+ *   ECONNREFUSED, ENOENT  no daemon listens at the socket path
+ *   EACCES   the socket is not ours to use
+ *   ENXIO    the daemon runs no timers on that CPU
+ *   EDQUOT   this process has as many timers armed as its quota allows,
+ *            or the daemon refused the connection (too many clients)
+ *   EBUSY    the call needs the timer not pending (clockd_add_timer*), or
+ *            clockd_fd() after the first timer call
+ *   EDEADLK  clockd_del_timer_sync() or clockd_timer_delete() from the
+ *            timer's own callback
+ *   ECONNRESET  the daemon went away; timers pending then are lost (their
+ *            callbacks do not run); the next call connects again
+ *   EPROTO   the daemon broke the protocol
+ *
+ * Callbacks may re-arm (clockd_mod_timer, clockd_add_timer_on) or delete
+ * (clockd_del_timer) their own timer and arm or delete others. They must
+ * not call clockd_del_timer_sync() or clockd_timer_delete() on their own
+ * timer (EDEADLK), nor block for long: the callbacks of one CPU run one
+ * after another, in expiry order, and a slow one delays the rest (a
+ * periodic timer then counts overruns).
+ */
+#define CLOCKD_DEFAULT_SOCKET "/run/clockd/control"
+
+struct clockd_timer;
+typedef void clockd_timer_fn(struct clockd_timer *timer, void *arg);
+
+/* A kernel-flavoured timer (the kernel's struct timer_list): the caller
+ * owns the memory; set it up once with clockd_timer_setup(), and do not
+ * free or set it up again while it is pending or its callback runs
+ * (clockd_del_timer_sync() first). */
+struct clockd_timer {
+	uint64_t expires;      /* jiffies_64 it is (or was last) armed for */
+	clockd_timer_fn *fn;
+	void *arg;
+	uint64_t lib[6];       /* the library's; do not touch */
+};
+
+/* Prepare @timer to call @fn(@timer, @arg) when it expires. */
+int clockd_timer_setup(struct clockd_timer *timer, clockd_timer_fn *fn, void *arg);
+/* Arm @timer for jiffies_64 @expires on the calling thread's current CPU
+ * (or, if the daemon runs no timers there, the lowest CPU it does), as the
+ * kernel's add_timer(). An expiry already past runs at the next tick.
+ * EBUSY if it is pending. */
+int clockd_add_timer(struct clockd_timer *timer, uint64_t expires);
+/* The same on CPU @cpu: add_timer_on(). */
+int clockd_add_timer_on(struct clockd_timer *timer, uint64_t expires, unsigned int cpu);
+/* (Re-)arm @timer for @expires on the CPU it was last armed on (the
+ * current CPU if never): 1 if it was pending, 0 if not, -1 on error. */
+int clockd_mod_timer(struct clockd_timer *timer, uint64_t expires);
+/* Disarm @timer: 1 if it was pending, 0 if not, -1 on error. Its callback
+ * may be running (on another thread) when this returns. */
+int clockd_del_timer(struct clockd_timer *timer);
+/* clockd_del_timer(), then wait until its callback is not running. */
+int clockd_del_timer_sync(struct clockd_timer *timer);
+/* 1 if @timer is pending (armed, not yet run or deleted), else 0. */
+int clockd_timer_pending(const struct clockd_timer *timer);
+
+/* POSIX-flavoured timers: clockd_timer_create() and friends work as
+ * timer_create(2) and friends, on CLOCKD_MONOTONIC or CLOCKD_REALTIME,
+ * with these notifications: */
+#define CLOCKD_SIGEV_NONE 0       /* none: poll with clockd_timer_gettime() */
+#define CLOCKD_SIGEV_SIGNAL 1     /* sigqueue() signo with value to this process */
+#define CLOCKD_SIGEV_THREAD_CPU 2 /* fn(value) on the library's thread pinned to cpu */
+#define CLOCKD_SIGEV_FD 3         /* clockd_timer_fd() becomes readable: read(2)
+				   * 8 bytes, the expiries since the last read */
+
+struct clockd_sigevent {
+	int notify;          /* CLOCKD_SIGEV_* */
+	int signo;           /* CLOCKD_SIGEV_SIGNAL */
+	int cpu;             /* the CPU the timer expires on; -1: the current one */
+	void (*fn)(union sigval value); /* CLOCKD_SIGEV_THREAD_CPU */
+	union sigval value;
+};
+
+typedef struct clockd_posix_timer *clockd_timer_t;
+
+/* @clock: CLOCKD_MONOTONIC or CLOCKD_REALTIME (else EINVAL). @sev NULL:
+ * CLOCKD_SIGEV_SIGNAL with SIGALRM on the current CPU, as timer_create. */
+int clockd_timer_create(clockid_t clock, const struct clockd_sigevent *sev, clockd_timer_t *timerid);
+/* flags: 0 or TIMER_ABSTIME; it_value zero disarms; it_interval of at
+ * least 1 us when not zero (else EINVAL). */
+int clockd_timer_settime(clockd_timer_t timerid, int flags, const struct itimerspec *value,
+			 struct itimerspec *old);
+int clockd_timer_gettime(clockd_timer_t timerid, struct itimerspec *value);
+/* The expiries coalesced into the last one notified (as timer_getoverrun). */
+int clockd_timer_getoverrun(clockd_timer_t timerid);
+/* Disarm and free; waits for a running callback of the timer. */
+int clockd_timer_delete(clockd_timer_t timerid);
+/* CLOCKD_SIGEV_FD: the descriptor (owned by the timer), else -1 EINVAL. */
+int clockd_timer_fd(clockd_timer_t timerid);
+
+/*
+ * Event-loop integration: after clockd_fd(), every timer callback (and
+ * CLOCKD_SIGEV_THREAD_CPU function) of this process runs in whichever
+ * thread calls clockd_dispatch(), not on a pinned thread. clockd_fd()
+ * returns a descriptor that is readable while callbacks are due; it must
+ * be called before the first timer call (EBUSY after), and returns the
+ * same descriptor when called again. clockd_dispatch() runs every due
+ * callback and returns how many ran (0 if none), or -1 with errno.
+ */
+int clockd_fd(void);
+int clockd_dispatch(void);
 
 /* Enable (1) or disable (0) the kernel-clock fallback described at the top
  * of this file. Returns the previous setting, or -1 with EINVAL. Default:

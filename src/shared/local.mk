@@ -9,4 +9,5 @@ src_shared_libshared_la_SOURCES = \
 	src/shared/simscript.c src/shared/simscript.h \
 	src/shared/ring.c src/shared/ring.h \
 	src/shared/ctlproto.c src/shared/ctlproto.h \
+	src/shared/timerrec.c src/shared/timerrec.h \
 	src/shared/devnames.h

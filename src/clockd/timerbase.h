@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The per-CPU timer bases: the kernel's add_timer_on() for clients. One
+ * thread per served CPU, pinned to it (optionally SCHED_FIFO, timer slack
+ * 1 ns), owns for every client on that CPU:
+ *   - the jiffies timers, in a wheel (wheel.h), expired when the tick
+ *     thread says the page's jiffies_64 reached the wheel's next expiry;
+ *   - the ns timers (CLOCKD_MONOTONIC and CLOCKD_REALTIME, read through
+ *     libclockd exactly as clients read them), in a heap per clock
+ *     (hrheap.h), expired by a timerfd on the kernel's CLOCK_MONOTONIC set
+ *     from the remaining time on the clockd clock, re-checked at wake-up
+ *     and re-armed for what is left, so that no timer runs before its
+ *     expiry on the clockd clock;
+ *   - the client's submission ring (drained whenever the thread wakes) and
+ *     delivery ring (shared/timerrec.h).
+ * Nothing in a base is shared with another thread except through the
+ * command queue below, the per-base atomics the tick thread reads, and the
+ * statistics (relaxed atomics).
+ *
+ * Ownership: the main thread makes and frees clients (tb_client_new /
+ * tb_client_free) and hands ARM/CANCEL from the socket to the bases
+ * (tb_client_submit); each base learns of a client through its command
+ * queue and forgets it, with all its timers, the same way.
+ */
+#ifndef CLOCKD_TIMERBASE_H
+#define CLOCKD_TIMERBASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/config.h"
+#include "shared/ctlproto.h"
+#include "shared/timerrec.h"
+
+struct timer_bases;
+struct tb_client;
+
+/* What a base needs to know from the configuration. */
+struct tb_params {
+	uint64_t cpu_mask;    /* CPUs to run a base on (bit n: CPU n); within
+			       * the daemon's affinity and < TIMER_SHM_MAX_CPUS */
+	int priority;         /* 0: SCHED_OTHER; 1..99: SCHED_FIFO priority */
+	uint32_t hz;
+	uint32_t ring_slots;  /* slots of each client ring, a power of two */
+	uint32_t max_timers;  /* per client: timer ids 0 .. max_timers - 1 */
+};
+
+/*
+ * Start a base thread on every CPU of @p->cpu_mask and wait until each runs
+ * pinned (and at its priority). 0, or -1 with every failure logged (a CPU
+ * outside the affinity, a priority refused, ...) and nothing left running.
+ * Needs the time page live (the bases read the clockd clocks).
+ */
+int timer_bases_start(struct timer_bases **out, const struct tb_params *p);
+/* Stop every thread and free everything, clients included. */
+void timer_bases_stop(struct timer_bases *tb);
+/* The CPUs that have a base, and how many. */
+uint64_t timer_bases_cpu_mask(const struct timer_bases *tb);
+unsigned timer_bases_ncpus(const struct timer_bases *tb);
+
+/*
+ * The tick thread, after each update of the page: @jiffies is the page's
+ * jiffies_64. Wakes each base whose next jiffies expiry is due: a relaxed
+ * load per base and an eventfd write only then. Cheap; never blocks.
+ */
+void timer_bases_tick(struct timer_bases *tb, uint64_t jiffies);
+/* The tick thread, after CLOCKD_REALTIME was stepped: every base
+ * re-computes its realtime deadline (the kernel's clock_was_set). */
+void timer_bases_clock_was_set(struct timer_bases *tb);
+
+/*
+ * Main thread, for a new client (identity from SO_PEERCRED): make its
+ * shared memory (sealed memfd holding struct timer_shm and a submission
+ * and a delivery ring per base) and eventfds, and register it with every
+ * base. @fds receives what to send with HELLO_ACK, in order: the memfd,
+ * then per base its submission and delivery eventfds (1 + 2 * ncpus
+ * descriptors; the caller sends them, then closes only fds[0], the
+ * memfd: the eventfds stay the client's). NULL with errno on failure
+ * (ENOMEM, EMFILE, ...), nothing left behind.
+ */
+struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, int *fds, unsigned maxfds,
+				unsigned *nfds);
+/*
+ * Main thread: the client is gone (disconnected, died, or broken). Each
+ * base cancels all its timers and drops its rings; returns once no base
+ * refers to it any more, then frees it.
+ */
+void tb_client_free(struct timer_bases *tb, struct tb_client *c);
+/*
+ * Main thread: an ARM or CANCEL received on the socket (already checked
+ * by ctl_decode against this client's limits), queued to the base of
+ * @cpu (CANCEL: every base). 0, or -ENXIO for a CPU without a base.
+ * Errors found later (ENOMEM) reach the client as delivery ERROR records.
+ */
+int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen);
+int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);
+/* True once a base found the client's shared memory corrupt (a ring's
+ * counters out of range): the server should disconnect it. */
+bool tb_client_broken(const struct tb_client *c);
+
+/* Statistics: counters are since the start (or the client's HELLO);
+ * lateness is how late a timer ran after its expiry, in ns (jiffies
+ * timers: from the kernel time the page reached that jiffy). */
+struct tb_cpu_stats {
+	uint32_t cpu;
+	uint32_t clients;
+	uint64_t pending_jiffies, pending_ns;
+	uint64_t fired, overruns;
+	uint64_t next_expiry_ns;  /* kernel CLOCK_MONOTONIC of the next
+				   * deadline; UINT64_MAX: none */
+	uint64_t late_p50_ns, late_p99_ns, late_max_ns;
+};
+struct tb_client_stats {
+	pid_t pid;
+	uid_t uid;
+	uint64_t pending, fired, overruns, dropped; /* dropped: ERROR records */
+};
+/* The @k-th base (0 .. ncpus - 1); -ENOENT past the last. */
+int timer_bases_cpu_stats(struct timer_bases *tb, unsigned k, struct tb_cpu_stats *out);
+void tb_client_stats(struct timer_bases *tb, const struct tb_client *c, struct tb_client_stats *out);
+
+#endif
