@@ -3,6 +3,7 @@
 #ifndef CLOCKD_LIB_INTERNAL_H
 #define CLOCKD_LIB_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <clockd/clockd.h>
@@ -68,5 +69,82 @@ extern int lib_fallback;
 bool lib_may_fall_back(int err);
 /* Fail a read of clockd clock @id with errno @err, or fall back. */
 int lib_read_failed(clockid_t id, struct timespec *ts, int err);
+
+/*
+ * Timers (conn.c, timer.c, ptimer.c). One mutex, lib_tlock, guards the
+ * connection pointer, the id table and every timer's state, so that the
+ * order of records in a ring is the order of the state changes. Timer
+ * callbacks run without it.
+ */
+struct lib_conn;
+struct timerrec;
+struct ring_rec;
+
+enum lib_tkind { LIB_TK_KERNEL = 0, LIB_TK_POSIX = 1 };
+
+/* The library's state of one timer, kernel-flavoured (in
+ * clockd_timer.lib) or POSIX (in struct clockd_posix_timer). id and
+ * pending mean something only while epoch == lib_epoch: a lost connection
+ * bumps lib_epoch, which un-arms every timer at once. */
+struct lib_tcore {
+	uint32_t id;       /* timer id of this connection, if has_id */
+	uint32_t epoch;    /* lib_epoch when id and pending were set */
+	int32_t cpu;       /* CPU last armed on; -1: never */
+	int32_t err;       /* errno of an ERROR record, for the next call */
+	uint32_t running;  /* callbacks running now */
+	uint8_t kind;      /* enum lib_tkind */
+	uint8_t pending;
+	uint8_t has_id;
+	uint8_t periodic;
+};
+
+extern pthread_mutex_t lib_tlock;
+extern pthread_cond_t lib_tcond; /* broadcast when a callback ends */
+extern uint32_t lib_epoch;
+
+/* conn.c, all with lib_tlock held. */
+/* The connection, made now if there is none; NULL with *@err set. */
+struct lib_conn *lib_conn_get(int *err);
+/* Ring pair index for @cpu (-1: the calling thread's CPU, or the lowest
+ * served one), or -1 if the daemon does not serve @cpu. */
+int lib_conn_index(const struct lib_conn *c, int cpu);
+int lib_conn_cpu(const struct lib_conn *c, int k);
+/* Push @t into pair @k's submission ring; 0, or -ECONNRESET, -EAGAIN. */
+int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t);
+/* Start pair @k's delivery thread if it has none (not after clockd_fd). */
+int lib_conn_serve(struct lib_conn *c, int k);
+/* The daemon is gone or broke the protocol: un-arm everything. */
+void lib_conn_lose(struct lib_conn *c);
+/* The current connection, or NULL (no connection attempt). */
+struct lib_conn *lib_conn_current(void);
+
+/* timer.c */
+/* A new connection with a quota of @max_timers: fresh id table. With
+ * lib_tlock held. 0 or -ENOMEM. */
+int lib_table_reset(uint32_t max_timers);
+/* Run the records @recs popped from connection @c's delivery ring (without
+ * lib_tlock held); -EPROTO if one is malformed (the caller loses @c). */
+int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n);
+/* With lib_tlock held: arm @core on CPU @cpu (-1: current or lowest)
+ * with the record fields of @t (clock, flags, expires, period). */
+int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t);
+/* With lib_tlock held: disarm; 1 if it was pending, 0 if not, -errno. */
+int lib_core_cancel(struct lib_tcore *core);
+bool lib_core_pending(const struct lib_tcore *core);
+/* With lib_tlock held: wait until no callback of @core runs;
+ * -EDEADLK from its own callback. */
+int lib_core_wait(struct lib_tcore *core);
+/* With lib_tlock held: give the id back if it is unused. */
+void lib_core_release(struct lib_tcore *core);
+/* With lib_tlock held: the ERROR errno kept for @core, cleared. */
+int lib_core_take_err(struct lib_tcore *core);
+
+/* ptimer.c: a POSIX timer's expiry. Note (lib_tlock held) records the
+ * expiry and overrun; notify (not held) sends the notification. */
+struct lib_ptimer_note {
+	uint64_t count; /* 1 + overrun */
+};
+void lib_ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
+void lib_ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n);
 
 #endif

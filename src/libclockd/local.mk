@@ -9,6 +9,12 @@ LIBCLOCKD_SOURCES = \
 	src/libclockd/jiffies.c \
 	src/libclockd/status.c \
 	src/libclockd/vclock.c \
+	src/libclockd/conn.c \
+	src/libclockd/timer.c \
+	src/libclockd/ptimer.c \
+	src/shared/ring.c src/shared/ring.h \
+	src/shared/timerrec.c src/shared/timerrec.h \
+	src/shared/ctlproto.c src/shared/ctlproto.h \
 	src/shared/latch.c src/shared/latch.h \
 	src/shared/tickmath.h \
 	src/shared/tsc.h

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The connection to the daemon's control socket, for timers: made at the
+ * first timer call, HELLO then HELLO_ACK with the memfd and eventfds
+ * (shared/timerrec.h, "Hand-over"); the submission rings (we produce) and
+ * delivery rings (we consume); a delivery thread pinned to each CPU a timer
+ * was armed on, or, after clockd_fd(), an epoll descriptor and
+ * clockd_dispatch().
+ *
+ * Lifetime: a struct lib_conn is counted (the current-connection pointer
+ * and each delivery thread hold a reference) and freed, with its mapping
+ * and descriptors, by the last holder. Losing it (the daemon went away or
+ * broke the protocol) detaches it at once under lib_tlock, bumps lib_epoch
+ * (every timer stops being pending), and wakes its threads, which see
+ * c->dead and leave; the next arming call reports ECONNRESET once, and the
+ * one after that connects again.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libclockd/internal.h"
+#include "shared/ctlproto.h"
+#include "shared/ring.h"
+#include "shared/timerrec.h"
+
+#define MAX_FDS (1 + 2 * TIMER_SHM_MAX_CPUS)
+#define HELLO_TIMEOUT_S 5
+/* A full submission ring with no progress for this long: the daemon is
+ * stuck, the call fails with EAGAIN. */
+#define FULL_WAIT_NS 1000000000LL
+#define DELIVER_BATCH 64
+
+struct lib_cpu {
+	int cpu;
+	int sub_efd, deliv_efd;
+	struct ring sub, deliv;
+	bool served; /* a delivery thread was started */
+};
+
+struct lib_conn {
+	int sock;
+	void *map;
+	size_t maplen;
+	unsigned n;                 /* ring pairs */
+	int8_t index[TIMER_SHM_MAX_CPUS]; /* CPU -> pair, -1 */
+	struct lib_cpu pair[TIMER_SHM_MAX_CPUS];
+	int refs;                   /* under lib_tlock */
+	bool dead;                  /* under lib_tlock */
+};
+
+pthread_mutex_t lib_tlock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t lib_tcond = PTHREAD_COND_INITIALIZER;
+uint32_t lib_epoch = 1;
+
+static struct lib_conn *cur;
+static bool lost_report;  /* the next arming call says ECONNRESET */
+static bool timers_used;  /* a timer call was made: clockd_fd() is too late */
+static int epoll_fd = -1; /* clockd_fd() mode */
+static pthread_mutex_t dispatch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void efd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	/* A full counter (never in practice) still wakes the reader. */
+	if (write(fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void conn_free(struct lib_conn *c)
+{
+	for (unsigned k = 0; k < c->n; k++) {
+		close(c->pair[k].sub_efd);
+		close(c->pair[k].deliv_efd);
+	}
+	if (c->map)
+		munmap(c->map, c->maplen);
+	if (c->sock >= 0)
+		close(c->sock);
+	free(c);
+}
+
+/* With lib_tlock held. */
+static void conn_put(struct lib_conn *c)
+{
+	if (--c->refs == 0)
+		conn_free(c);
+}
+
+static int socket_path(struct sockaddr_un *sa)
+{
+	const char *p = getenv("CLOCKD_SOCKET");
+
+	if (!p || !*p)
+		p = CLOCKD_DEFAULT_SOCKET;
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(p) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, p);
+	return 0;
+}
+
+static int send_hello(int sock)
+{
+	unsigned char buf[CTL_MSG_MAX];
+	struct ctl_msg m;
+	size_t len;
+
+	ctl_msg_init(&m, CTL_HELLO, 1);
+	m.u.hello.min_version = CTL_VERSION;
+	m.u.hello.max_version = CTL_VERSION;
+	len = ctl_encode(&m, buf, sizeof(buf));
+	if (send(sock, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+/* Receive HELLO_ACK (or ERROR) and its descriptors into @fds. Returns
+ * how many descriptors came, or -errno with none left open. */
+static int recv_ack(int sock, struct ctl_hello_ack *ack, int *fds)
+{
+	unsigned char buf[CTL_MSG_MAX];
+	union {
+		char b[CMSG_SPACE(MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.b,
+			     .msg_controllen = sizeof(cbuf.b) };
+	struct ctl_msg m;
+	ssize_t len;
+	int nfds = 0;
+
+	len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	if (len < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		int got = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (int i = 0; i < got; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (nfds < (int)MAX_FDS)
+				fds[nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (len == 0) {
+		close_fds(fds, nfds);
+		return -ECONNRESET;
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ctl_decode(buf, (size_t)len, NULL, &m, NULL, 0) < 0)
+		goto err_proto;
+	if (m.type == CTL_ERROR && nfds == 0)
+		return -m.u.error.errno_code;
+	if (m.type != CTL_HELLO_ACK || m.u.hello_ack.version != CTL_VERSION)
+		goto err_proto;
+	*ack = m.u.hello_ack;
+	return nfds;
+err_proto:
+	close_fds(fds, nfds);
+	return -EPROTO;
+}
+
+/* Check the header of the mapped memfd against the HELLO_ACK and the
+ * descriptor count; the daemon wrote it before sending. */
+static int check_shm(const struct timer_shm *h, size_t maplen, const struct ctl_hello_ack *ack, int nfds)
+{
+	uint64_t seen = 0;
+
+	if (h->magic != TIMER_SHM_MAGIC || h->version != TIMER_SHM_VERSION)
+		return -EPROTO;
+	if (h->ncpus == 0 || h->ncpus > TIMER_SHM_MAX_CPUS || nfds != 1 + 2 * (int)h->ncpus)
+		return -EPROTO;
+	if (h->ring_slots != ack->ring_slots || h->region != timer_shm_region(h->ring_slots) ||
+	    h->region == 0 || timer_shm_size(h->ncpus, h->ring_slots) > maplen)
+		return -EPROTO;
+	for (unsigned k = 0; k < h->ncpus; k++) {
+		if (h->cpu[k] >= TIMER_SHM_MAX_CPUS || h->cpu[k] >= ack->ncpus || (seen >> h->cpu[k] & 1))
+			return -EPROTO;
+		seen |= 1ull << h->cpu[k];
+	}
+	return 0;
+}
+
+static int map_shm(struct lib_conn *c, int memfd)
+{
+	struct stat st;
+
+	if (fstat(memfd, &st) < 0)
+		return -errno;
+	if (st.st_size < (off_t)TIMER_SHM_HDR)
+		return -EPROTO;
+	c->maplen = (size_t)st.st_size;
+	c->map = mmap(NULL, c->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (c->map == MAP_FAILED) {
+		c->map = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Take the ring pairs: copy the header once (the daemon's word, read now),
+ * attach each ring within its region. */
+static int attach_rings(struct lib_conn *c, const struct ctl_hello_ack *ack, const int *fds, int nfds)
+{
+	struct timer_shm h;
+	int err;
+
+	memcpy(&h, c->map, sizeof(h));
+	err = check_shm(&h, c->maplen, ack, nfds);
+	if (err < 0)
+		return err;
+	c->n = h.ncpus;
+	for (unsigned k = 0; k < c->n; k++) {
+		struct lib_cpu *p = &c->pair[k];
+		char *base = (char *)c->map + TIMER_SHM_HDR + 2 * (size_t)k * h.region;
+
+		p->cpu = (int)h.cpu[k];
+		p->sub_efd = fds[1 + 2 * k];
+		p->deliv_efd = fds[2 + 2 * k];
+		c->index[p->cpu] = (int8_t)k;
+		if (ring_attach(&p->sub, base, h.region) < 0 || ring_attach(&p->deliv, base + h.region, h.region) < 0)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/* In clockd_fd() mode: watch every delivery eventfd and the socket. The
+ * consumer announces that it waits (ring.h), so the daemon's next record
+ * makes the eventfd, and the epoll descriptor, readable. */
+static int watch_conn(struct lib_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	for (unsigned k = 0; k < c->n; k++) {
+		ev.data.u32 = k;
+		if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, c->pair[k].deliv_efd, &ev) < 0)
+			return -errno;
+		ring_prepare_wait(&c->pair[k].deliv);
+	}
+	ev.events = EPOLLRDHUP;
+	ev.data.u32 = UINT32_MAX;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, c->sock, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static int conn_open(struct lib_conn **out)
+{
+	struct timeval tv = { .tv_sec = HELLO_TIMEOUT_S };
+	struct ctl_hello_ack ack = { 0 };
+	struct sockaddr_un sa;
+	struct lib_conn *c;
+	int fds[MAX_FDS], nfds = 0, err;
+
+	err = socket_path(&sa);
+	if (err < 0)
+		return err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memset(c->index, -1, sizeof(c->index));
+	c->refs = 1;
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	setsockopt(c->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	err = send_hello(c->sock);
+	if (err < 0)
+		goto err_free;
+	nfds = recv_ack(c->sock, &ack, fds);
+	if (nfds < 0) {
+		err = nfds;
+		goto err_free;
+	}
+	if (nfds < 3) {
+		err = -EPROTO;
+		goto err_close_fds;
+	}
+	err = map_shm(c, fds[0]);
+	if (err < 0)
+		goto err_close_fds;
+	err = attach_rings(c, &ack, fds, nfds);
+	if (err < 0)
+		goto err_close_fds;
+	close(fds[0]); /* the mapping keeps the memory */
+	err = lib_table_reset(ack.max_timers);
+	if (err == 0 && epoll_fd >= 0)
+		err = watch_conn(c);
+	if (err < 0)
+		goto err_free; /* the eventfds belong to c now */
+	*out = c;
+	return 0;
+err_close_fds:
+	close_fds(fds, nfds);
+	c->n = 0;
+err_free:
+	conn_free(c);
+	return err;
+}
+
+struct lib_conn *lib_conn_current(void)
+{
+	return cur;
+}
+
+struct lib_conn *lib_conn_get(int *err)
+{
+	int e;
+
+	timers_used = true;
+	if (lost_report) {
+		lost_report = false;
+		*err = ECONNRESET;
+		return NULL;
+	}
+	if (cur)
+		return cur;
+	e = conn_open(&cur);
+	if (e < 0) {
+		*err = -e;
+		return NULL;
+	}
+	return cur;
+}
+
+int lib_conn_index(const struct lib_conn *c, int cpu)
+{
+	if (cpu < 0) {
+		cpu = sched_getcpu();
+		if (cpu < 0 || cpu >= (int)TIMER_SHM_MAX_CPUS || c->index[cpu] < 0)
+			return 0; /* pairs are in CPU order: 0 is the lowest */
+	}
+	if (cpu >= (int)TIMER_SHM_MAX_CPUS)
+		return -1;
+	return c->index[cpu];
+}
+
+int lib_conn_cpu(const struct lib_conn *c, int k)
+{
+	return c->pair[k].cpu;
+}
+
+int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
+{
+	struct lib_cpu *p = &c->pair[k];
+	struct ring_rec rec;
+	int64_t deadline = 0;
+	int n;
+
+	timerrec_encode(t, &rec);
+	for (;;) {
+		n = ring_push(&p->sub, &rec);
+		if (n < 0) {
+			lib_conn_lose(c);
+			return -ECONNRESET;
+		}
+		if (n == 1)
+			break;
+		/* Full: the daemon may be asleep on a ring we filled; wake it,
+		 * then give it time, but not for ever. */
+		efd_signal(p->sub_efd);
+		if (deadline == 0)
+			deadline = mono_ns() + FULL_WAIT_NS;
+		else if (mono_ns() > deadline)
+			return -EAGAIN;
+		sched_yield();
+	}
+	if (ring_needs_wake(&p->sub))
+		efd_signal(p->sub_efd);
+	return 0;
+}
+
+void lib_conn_lose(struct lib_conn *c)
+{
+	if (c != cur || c->dead)
+		return;
+	c->dead = true;
+	cur = NULL;
+	lib_epoch++;
+	lost_report = true;
+	/* The daemon sees us go (if it lives); our threads wake and leave. */
+	shutdown(c->sock, SHUT_RDWR);
+	for (unsigned k = 0; k < c->n; k++)
+		efd_signal(c->pair[k].deliv_efd);
+	pthread_cond_broadcast(&lib_tcond);
+	conn_put(c);
+}
+
+/* Pop and run everything in pair @k's delivery ring. Returns the
+ * callbacks run, or -1 if the connection was lost. */
+static int drain(struct lib_conn *c, unsigned k)
+{
+	struct ring_rec recs[DELIVER_BATCH];
+	int n, total = 0;
+
+	for (;;) {
+		n = ring_pop_batch(&c->pair[k].deliv, recs, DELIVER_BATCH);
+		if (n > 0)
+			n = lib_deliver(c, recs, n);
+		else if (n == 0)
+			return total;
+		if (n < 0) {
+			pthread_mutex_lock(&lib_tlock);
+			lib_conn_lose(c);
+			pthread_mutex_unlock(&lib_tlock);
+			return -1;
+		}
+		total += n;
+	}
+}
+
+/* Wait up to @timeout_ms for the eventfd @efd (-1: none) or a hang-up of
+ * the socket; reset the eventfd if it was readable (the daemon's
+ * descriptor may be blocking: read only what poll saw). True on hang-up. */
+static bool wait_efd(int sock, int timeout_ms, int efd)
+{
+	struct pollfd pfd[2] = { { .fd = sock, .events = POLLRDHUP }, { .fd = efd, .events = POLLIN } };
+	uint64_t v;
+
+	if (poll(pfd, 2, timeout_ms) < 0)
+		return false;
+	if ((pfd[1].revents & POLLIN) && read(efd, &v, sizeof(v)) < 0)
+		return false;
+	return pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR);
+}
+
+struct thread_arg {
+	struct lib_conn *c;
+	unsigned k;
+};
+
+/* Pair k's delivery thread, pinned to its CPU. Sleeps on the delivery
+ * eventfd and the socket (whose hang-up means the daemon is gone). */
+static void *deliver_thread(void *p)
+{
+	struct thread_arg a = *(struct thread_arg *)p;
+	struct lib_cpu *pc = &a.c->pair[a.k];
+	bool dead = false;
+
+	free(p);
+	while (!dead) {
+		if (drain(a.c, a.k) < 0)
+			break;
+		if (ring_prepare_wait(&pc->deliv)) {
+			if (wait_efd(a.c->sock, -1, pc->deliv_efd)) {
+				pthread_mutex_lock(&lib_tlock);
+				lib_conn_lose(a.c);
+				pthread_mutex_unlock(&lib_tlock);
+			}
+			ring_cancel_wait(&pc->deliv);
+		}
+		pthread_mutex_lock(&lib_tlock);
+		dead = a.c->dead;
+		pthread_mutex_unlock(&lib_tlock);
+	}
+	pthread_mutex_lock(&lib_tlock);
+	conn_put(a.c);
+	pthread_mutex_unlock(&lib_tlock);
+	return NULL;
+}
+
+int lib_conn_serve(struct lib_conn *c, int k)
+{
+	struct lib_cpu *p = &c->pair[k];
+	struct thread_arg *a;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	cpu_set_t set;
+	pthread_t th;
+	int err;
+
+	if (p->served || epoll_fd >= 0)
+		return 0;
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->c = c;
+	a->k = (unsigned)k;
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	/* Signals are the application's: our threads take none. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, &attr, deliver_thread, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		free(a);
+		return -err;
+	}
+	c->refs++;
+	p->served = true;
+	return 0;
+}
+
+/* A forked child shares the parent's socket and rings but not its
+ * threads: it forgets them (leaving them mapped) and connects anew. */
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&lib_tlock, NULL);
+	pthread_cond_init(&lib_tcond, NULL);
+	pthread_mutex_init(&dispatch_lock, NULL);
+	if (cur) {
+		cur = NULL;
+		lib_epoch++;
+	}
+	lost_report = false;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_init(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+__attribute__((constructor)) static void conn_init(void)
+{
+	pthread_once(&fork_once, fork_init);
+}
+
+CLOCKD_EXPORT int clockd_fd(void)
+{
+	int ret;
+
+	pthread_mutex_lock(&lib_tlock);
+	if (epoll_fd < 0 && timers_used) {
+		pthread_mutex_unlock(&lib_tlock);
+		errno = EBUSY;
+		return -1;
+	}
+	if (epoll_fd < 0)
+		epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	ret = epoll_fd;
+	pthread_mutex_unlock(&lib_tlock);
+	return ret;
+}
+
+/* One pass over every delivery ring: reset the eventfd, run what is
+ * queued, and announce the wait again so the next record wakes the loop. */
+static int dispatch_conn(struct lib_conn *c)
+{
+	bool hup = false;
+	int total = 0, n;
+
+	for (unsigned k = 0; k < c->n; k++) {
+		hup |= wait_efd(c->sock, 0, c->pair[k].deliv_efd);
+		do {
+			n = drain(c, k);
+			if (n < 0)
+				return total;
+			total += n;
+		} while (!ring_prepare_wait(&c->pair[k].deliv));
+	}
+	if (hup) {
+		pthread_mutex_lock(&lib_tlock);
+		lib_conn_lose(c);
+		pthread_mutex_unlock(&lib_tlock);
+	}
+	return total;
+}
+
+CLOCKD_EXPORT int clockd_dispatch(void)
+{
+	struct lib_conn *c;
+	int n;
+
+	if (epoll_fd < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* One dispatcher at a time: a ring has one consumer. */
+	if (pthread_mutex_trylock(&dispatch_lock) != 0)
+		return 0;
+	pthread_mutex_lock(&lib_tlock);
+	c = cur;
+	if (c)
+		c->refs++;
+	pthread_mutex_unlock(&lib_tlock);
+	n = c ? dispatch_conn(c) : 0;
+	if (c) {
+		pthread_mutex_lock(&lib_tlock);
+		conn_put(c);
+		pthread_mutex_unlock(&lib_tlock);
+	}
+	pthread_mutex_unlock(&dispatch_lock);
+	return n;
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Timer ids, generations and delivery, shared by both flavours, and the
+ * kernel-flavoured API (struct clockd_timer, the kernel's timer_list).
+ *
+ * Ids: the daemon knows a timer by an id below this client's quota. The
+ * table maps an id to the timer using it and the id's generation; free ids
+ * sit in a bitmap searched from the lowest word that may have one, so the
+ * lowest free id is taken first and a search is short. An id is taken at
+ * arm time and given back once its timer is neither pending nor running a
+ * callback.
+ *
+ * Generations: every ARM bumps its id's generation (kept in the table, so
+ * it survives the id changing hands) and the daemon echoes it in FIRE. A
+ * record whose generation is not the id's current one, or for a timer no
+ * longer pending, is stale and dropped: so no callback runs after
+ * clockd_del_timer() returned 1 or after a re-arm for the old expiry.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libclockd/internal.h"
+#include "shared/ctlproto.h"
+#include "shared/timerrec.h"
+
+/* A quota beyond this is more ids than a client can use; we use these. */
+#define MAX_IDS (1u << 24)
+
+struct tslot {
+	struct lib_tcore *owner; /* NULL: free */
+	uint32_t gen;
+};
+
+static struct tslot *slots;
+static uint64_t *freemap; /* bit set: id free */
+static uint32_t nids, low_word;
+
+/* The callback this thread is running, for EDEADLK. */
+static __thread struct lib_tcore *in_callback;
+
+_Static_assert(sizeof(struct lib_tcore) <= sizeof(((struct clockd_timer *)0)->lib),
+	       "timer state fits clockd_timer.lib");
+
+int lib_table_reset(uint32_t max_timers)
+{
+	uint32_t n = max_timers > MAX_IDS ? MAX_IDS : max_timers;
+	uint32_t words = (n + 63) / 64;
+	struct tslot *s = calloc(n, sizeof(*s));
+	uint64_t *f = malloc(words * sizeof(*f));
+
+	if (!s || !f) {
+		free(s);
+		free(f);
+		return -ENOMEM;
+	}
+	memset(f, 0xff, words * sizeof(*f));
+	if (n % 64)
+		f[words - 1] = (1ull << (n % 64)) - 1;
+	/* Timers of the old connection point at nothing here: their epoch
+	 * is an old one. */
+	free(slots);
+	free(freemap);
+	slots = s;
+	freemap = f;
+	nids = n;
+	low_word = 0;
+	return 0;
+}
+
+static int id_alloc(struct lib_tcore *core)
+{
+	uint32_t words = (nids + 63) / 64;
+
+	while (low_word < words && freemap[low_word] == 0)
+		low_word++;
+	if (low_word == words)
+		return -EDQUOT;
+	core->id = low_word * 64 + (uint32_t)__builtin_ctzll(freemap[low_word]);
+	freemap[low_word] &= freemap[low_word] - 1;
+	slots[core->id].owner = core;
+	core->has_id = 1;
+	core->epoch = lib_epoch;
+	return 0;
+}
+
+static bool core_current(const struct lib_tcore *core)
+{
+	return core->epoch == lib_epoch;
+}
+
+bool lib_core_pending(const struct lib_tcore *core)
+{
+	return core->pending && core_current(core);
+}
+
+void lib_core_release(struct lib_tcore *core)
+{
+	uint32_t id = core->id;
+
+	if (!core->has_id || !core_current(core)) {
+		core->has_id = 0;
+		return;
+	}
+	if (core->pending || core->running)
+		return;
+	slots[id].owner = NULL;
+	freemap[id / 64] |= 1ull << (id % 64);
+	if (id / 64 < low_word)
+		low_word = id / 64;
+	core->has_id = 0;
+}
+
+int lib_core_take_err(struct lib_tcore *core)
+{
+	int err = core->err;
+
+	core->err = 0;
+	return err;
+}
+
+int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
+{
+	struct timerrec rec = *t;
+	struct lib_conn *c;
+	int err, k, oldk = -1;
+
+	c = lib_conn_get(&err);
+	if (!c)
+		return -err;
+	k = lib_conn_index(c, cpu);
+	if (k < 0)
+		return -ENXIO;
+	if (!core_current(core)) {
+		core->pending = 0;
+		core->has_id = 0;
+	}
+	if (!core->has_id && (err = id_alloc(core)) < 0)
+		return err;
+	if (core->pending && core->cpu != lib_conn_cpu(c, k))
+		oldk = lib_conn_index(c, core->cpu);
+	if (oldk >= 0) {
+		/* Moving CPUs: the old base must forget it. */
+		struct timerrec cancel = { .op = TREC_CANCEL, .timer_id = core->id, .gen = slots[core->id].gen };
+
+		err = lib_conn_submit(c, oldk, &cancel);
+		if (err < 0)
+			goto err_release;
+	}
+	rec.op = TREC_ARM;
+	rec.timer_id = core->id;
+	rec.gen = ++slots[core->id].gen;
+	err = lib_conn_submit(c, k, &rec);
+	if (err < 0)
+		goto err_release;
+	core->pending = 1;
+	core->periodic = (rec.flags & CTL_ARM_PERIODIC) != 0;
+	core->cpu = lib_conn_cpu(c, k);
+	core->err = 0;
+	return lib_conn_serve(c, k);
+err_release:
+	core->pending = 0;
+	lib_core_release(core);
+	return err;
+}
+
+int lib_core_cancel(struct lib_tcore *core)
+{
+	struct lib_conn *c = lib_conn_current();
+	int k, err = 0;
+
+	if (!lib_core_pending(core))
+		return 0;
+	k = c ? lib_conn_index(c, core->cpu) : -1;
+	if (k >= 0) {
+		struct timerrec cancel = { .op = TREC_CANCEL, .timer_id = core->id, .gen = slots[core->id].gen };
+
+		err = lib_conn_submit(c, k, &cancel);
+	}
+	/* Not pending even if the record could not go: a FIRE for it now
+	 * finds it not pending and is dropped. */
+	core->pending = 0;
+	lib_core_release(core);
+	return err == -ECONNRESET ? 1 : err < 0 ? err : 1;
+}
+
+int lib_core_wait(struct lib_tcore *core)
+{
+	if (in_callback == core)
+		return -EDEADLK;
+	while (core->running)
+		pthread_cond_wait(&lib_tcond, &lib_tlock);
+	return 0;
+}
+
+/* With lib_tlock held: the timer a delivery record is for, if it is not
+ * stale. */
+static struct lib_tcore *lookup(const struct timerrec *r)
+{
+	struct lib_tcore *core;
+
+	if (r->timer_id >= nids)
+		return NULL;
+	core = slots[r->timer_id].owner;
+	if (!core || slots[r->timer_id].gen != r->gen || !lib_core_pending(core))
+		return NULL;
+	return core;
+}
+
+static void run_callback(struct lib_tcore *core, const struct lib_ptimer_note *note)
+{
+	struct lib_tcore *outer = in_callback;
+
+	in_callback = core;
+	if (core->kind == LIB_TK_KERNEL) {
+		struct clockd_timer *t =
+			(struct clockd_timer *)(void *)((char *)core - offsetof(struct clockd_timer, lib));
+
+		t->fn(t, t->arg);
+	} else {
+		lib_ptimer_notify(core, note);
+	}
+	in_callback = outer;
+}
+
+/* One record; returns 1 if a callback ran, 0 if not, -EPROTO. */
+static int deliver_one(struct lib_conn *c, const struct ring_rec *rec)
+{
+	struct lib_ptimer_note note = { 0 };
+	struct lib_tcore *core;
+	struct timerrec r;
+
+	if (timerrec_decode_deliv(rec, &r) < 0)
+		return -EPROTO;
+	pthread_mutex_lock(&lib_tlock);
+	core = c == lib_conn_current() ? lookup(&r) : NULL;
+	if (!core) {
+		pthread_mutex_unlock(&lib_tlock);
+		return 0;
+	}
+	if (r.op == TREC_ERROR || !core->periodic)
+		core->pending = 0;
+	if (r.op == TREC_ERROR) {
+		core->err = r.error;
+		lib_core_release(core);
+		pthread_mutex_unlock(&lib_tlock);
+		return 0;
+	}
+	if (core->kind == LIB_TK_POSIX)
+		lib_ptimer_note(core, &r, &note);
+	else
+		((struct clockd_timer *)(void *)((char *)core - offsetof(struct clockd_timer, lib)))->expires =
+			r.expires;
+	core->running++;
+	pthread_mutex_unlock(&lib_tlock);
+
+	run_callback(core, &note);
+
+	pthread_mutex_lock(&lib_tlock);
+	if (--core->running == 0)
+		pthread_cond_broadcast(&lib_tcond);
+	lib_core_release(core);
+	pthread_mutex_unlock(&lib_tlock);
+	return 1;
+}
+
+int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n)
+{
+	int ran = 0, r;
+
+	for (int i = 0; i < n; i++) {
+		r = deliver_one(c, &recs[i]);
+		if (r < 0)
+			return r;
+		ran += r;
+	}
+	return ran;
+}
+
+/* ---- the kernel-flavoured API ---- */
+
+static struct lib_tcore *kcore(struct clockd_timer *t)
+{
+	return (struct lib_tcore *)(void *)t->lib;
+}
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/* The common end of the calls: unlock, map -errno to -1 + errno. */
+static int unlock_ret(int ret)
+{
+	pthread_mutex_unlock(&lib_tlock);
+	return ret < 0 ? fail(-ret) : ret;
+}
+
+CLOCKD_EXPORT int clockd_timer_setup(struct clockd_timer *timer, clockd_timer_fn *fn, void *arg)
+{
+	struct lib_tcore *core;
+
+	if (!timer || !fn)
+		return fail(!timer ? EFAULT : EINVAL);
+	memset(timer, 0, sizeof(*timer));
+	timer->fn = fn;
+	timer->arg = arg;
+	core = kcore(timer);
+	core->cpu = -1;
+	core->kind = LIB_TK_KERNEL;
+	return 0;
+}
+
+/* Arm @t for jiffies @expires on @cpu; @busy: fail if pending. Returns
+ * whether it was pending, or -errno. With lib_tlock held. */
+static int karm(struct clockd_timer *t, uint64_t expires, int cpu, bool busy)
+{
+	struct timerrec rec = { .clock = CTL_CLOCK_JIFFIES, .flags = CTL_ARM_ABSTIME, .expires = expires };
+	struct lib_tcore *core = kcore(t);
+	int was = lib_core_pending(core), err = lib_core_take_err(core);
+
+	if (err)
+		return -err;
+	if (busy && was)
+		return -EBUSY;
+	err = lib_core_arm(core, cpu, &rec);
+	if (err < 0)
+		return err;
+	t->expires = expires;
+	return was;
+}
+
+CLOCKD_EXPORT int clockd_add_timer(struct clockd_timer *timer, uint64_t expires)
+{
+	int r;
+
+	if (!timer)
+		return fail(EFAULT);
+	pthread_mutex_lock(&lib_tlock);
+	r = karm(timer, expires, -1, true);
+	return unlock_ret(r < 0 ? r : 0);
+}
+
+CLOCKD_EXPORT int clockd_add_timer_on(struct clockd_timer *timer, uint64_t expires, unsigned int cpu)
+{
+	int r;
+
+	if (!timer)
+		return fail(EFAULT);
+	if (cpu >= TIMER_SHM_MAX_CPUS)
+		return fail(ENXIO);
+	pthread_mutex_lock(&lib_tlock);
+	r = karm(timer, expires, (int)cpu, true);
+	return unlock_ret(r < 0 ? r : 0);
+}
+
+CLOCKD_EXPORT int clockd_mod_timer(struct clockd_timer *timer, uint64_t expires)
+{
+	if (!timer)
+		return fail(EFAULT);
+	pthread_mutex_lock(&lib_tlock);
+	return unlock_ret(karm(timer, expires, kcore(timer)->cpu, false));
+}
+
+CLOCKD_EXPORT int clockd_del_timer(struct clockd_timer *timer)
+{
+	struct lib_tcore *core;
+	int err;
+
+	if (!timer)
+		return fail(EFAULT);
+	core = kcore(timer);
+	pthread_mutex_lock(&lib_tlock);
+	err = lib_core_take_err(core);
+	return unlock_ret(err ? -err : lib_core_cancel(core));
+}
+
+CLOCKD_EXPORT int clockd_del_timer_sync(struct clockd_timer *timer)
+{
+	struct lib_tcore *core;
+	int r;
+
+	if (!timer)
+		return fail(EFAULT);
+	core = kcore(timer);
+	pthread_mutex_lock(&lib_tlock);
+	if (in_callback == core)
+		return unlock_ret(-EDEADLK);
+	lib_core_take_err(core);
+	r = lib_core_cancel(core);
+	if (r >= 0) {
+		lib_core_wait(core);
+		lib_core_release(core);
+	}
+	return unlock_ret(r);
+}
+
+CLOCKD_EXPORT int clockd_timer_pending(const struct clockd_timer *timer)
+{
+	const struct lib_tcore *core;
+	int r;
+
+	if (!timer)
+		return fail(EFAULT);
+	core = (const struct lib_tcore *)(const void *)timer->lib;
+	pthread_mutex_lock(&lib_tlock);
+	r = lib_core_pending(core);
+	pthread_mutex_unlock(&lib_tlock);
+	return r;
+}
