@@ -380,6 +380,13 @@ int lib_conn_cpu(const struct lib_conn *c, int k)
 	return c->pair[k].cpu;
 }
 
+static bool socket_gone(int sock)
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLRDHUP };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 {
 	struct lib_cpu *p = &c->pair[k];
@@ -405,8 +412,16 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 			return -EAGAIN;
 		sched_yield();
 	}
-	if (ring_needs_wake(&p->sub))
+	if (ring_needs_wake(&p->sub)) {
 		efd_signal(p->sub_efd);
+		/* The daemon slept: it may be gone, and with no delivery
+		 * thread nobody else would notice. A busy daemon costs no
+		 * look. */
+		if (socket_gone(c->sock)) {
+			lib_conn_lose(c);
+			return -ECONNRESET;
+		}
+	}
 	return 0;
 }
 

@@ -1,0 +1,6 @@
+# Example programs, built by make check (tests/libtimers/example.sh runs
+# the libevent one against a daemon).
+check_PROGRAMS += examples/libevent-timers
+examples_libevent_timers_SOURCES = examples/libevent-timers.c
+examples_libevent_timers_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+examples_libevent_timers_LDADD = src/libclockd/libclockd.la $(LIBEVENT_LIBS)
