@@ -15,7 +15,8 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/export.c src/clockd/export.h \
 	src/clockd/wheel.c src/clockd/wheel.h \
 	src/clockd/hrheap.c src/clockd/hrheap.h \
-	src/clockd/timerbase.h \
+	src/clockd/timerbase.c src/clockd/timerbase.h src/clockd/tb_internal.h \
+	src/clockd/tb_timer.c src/clockd/tb_client.c \
 	src/clockd/ctlserver.c src/clockd/ctlserver.h \
 	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
