@@ -23,4 +23,5 @@ include tests/export/local.mk
 include tests/timers/local.mk
 include tests/ring/local.mk
 include tests/proto/local.mk
+include tests/ctlsock/local.mk
 include tests/libtimers/local.mk

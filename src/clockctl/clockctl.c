@@ -38,6 +38,11 @@ static const struct verb verbs[] = {
 	  "print jiffies, monotonic, realtime and the state every interval",
 	  "      -i, --interval SECONDS  time between lines, fractions allowed (default 1)\n"
 	  "      -n, --count COUNT       stop after COUNT lines (0: until SIGINT/SIGTERM; default)\n" },
+	{ "timers", 0, ARGS_ANY, verb_timers, "[--socket PATH] [--json]",
+	  "show the timer bases per CPU and the timer clients (control socket)",
+	  "      --socket PATH  the daemon's control socket (default $CLOCKD_SOCKET, else\n"
+	  "                     " CLOCKD_DEFAULT_SOCKET ")\n"
+	  "      --json         as the global --json\n" },
 	{ "help", 0, 0, verb_help, "", "show this help", NULL },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -37,6 +37,7 @@ verb_fn verb_jiffies;
 verb_fn verb_watch;
 verb_fn verb_sources;
 verb_fn verb_tracking;
+verb_fn verb_timers;
 
 /* --- output.c --- */
 

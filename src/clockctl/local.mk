@@ -1,6 +1,7 @@
 # clockctl: the command-line tool. It reads the daemon only through
-# libclockd's public API (dogfooding), so it links the installed library,
-# not src/shared.
+# libclockd's public API (dogfooding), so it links the installed library;
+# but for the control protocol codec (src/shared/ctlproto.c, verb timers),
+# which libclockd does not export.
 bin_PROGRAMS += src/clockctl/clockctl
 src_clockctl_clockctl_SOURCES = \
 	src/clockctl/clockctl.c src/clockctl/clockctl.h \
@@ -9,6 +10,7 @@ src_clockctl_clockctl_SOURCES = \
 	src/clockctl/sources.c \
 	src/clockctl/tracking.c \
 	src/clockctl/time.c \
-	src/clockctl/watch.c
+	src/clockctl/watch.c \
+	src/clockctl/timers.c
 src_clockctl_clockctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la $(JSONC_LIBS) -lm
+src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la src/shared/libshared.la $(JSONC_LIBS) -lm

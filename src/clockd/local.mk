@@ -15,10 +15,15 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/export.c src/clockd/export.h \
 	src/clockd/wheel.c src/clockd/wheel.h \
 	src/clockd/hrheap.c src/clockd/hrheap.h \
+	src/clockd/timerbase.c src/clockd/timerbase.h src/clockd/tb_internal.h \
+	src/clockd/tb_timer.c src/clockd/tb_client.c \
+	src/clockd/ctlserver.c src/clockd/ctlserver.h \
 	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
-src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
+# The daemon reads its own clocks through libclockd, as its clients do
+# (the timer bases' ns timers).
+src_clockd_clockd_LDADD = src/shared/libshared.la src/libclockd/libclockd.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
 # tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
 # left out of the tick table.
 if HAVE_LIBGPIOD

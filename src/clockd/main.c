@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
+#include <clockd/clockd.h>
+
+#include "clockd/ctlserver.h"
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/reference.h"
@@ -21,6 +25,7 @@
 #include "clockd/pagefile.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
+#include "clockd/timerbase.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -45,6 +50,8 @@ struct clockd {
 	struct reference ref;
 	struct discipline disc;
 	struct exporter ex;
+	struct timer_bases *tb;
+	struct ctlserver *srv;
 };
 
 static void usage(FILE *out)
@@ -266,8 +273,112 @@ static void setup_events(struct clockd *cd)
 		fatalx("libevent: cannot add events");
 }
 
+/* "0,2-3" for the messages. */
+static void cpu_mask_text(uint64_t mask, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned c = 0; c < 64 && o < len; c++) {
+		unsigned e = c;
+
+		if (!(mask >> c & 1))
+			continue;
+		while (e + 1 < 64 && (mask >> (e + 1) & 1))
+			e++;
+		o += (size_t)(e == c ? snprintf(buf + o, len - o, "%s%u", o ? "," : "", c)
+				     : snprintf(buf + o, len - o, "%s%u-%u", o ? "," : "", c, e));
+		c = e;
+	}
+}
+
+/*
+ * The CPUs of timer_cpus within the daemon's affinity: "all" is the
+ * affinity itself; a listed CPU outside it is an error naming it.
+ */
+static int timer_cpu_mask(const struct clockd_config *cfg, uint64_t *out)
+{
+	uint64_t want, allowed = 0;
+	char why[128], text[256];
+	cpu_set_t set;
+
+	if (config_cpu_list(cfg->timer_cpus, &want, why, sizeof(why)) < 0) {
+		log_warnx("timer_cpus: %s", why);
+		return -1;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		log_warn("timer_cpus: sched_getaffinity");
+		return -1;
+	}
+	for (unsigned c = 0; c < CONFIG_MAX_CPUS; c++)
+		if (CPU_ISSET(c, &set))
+			allowed |= 1ull << c;
+	if (strcmp(cfg->timer_cpus, "all") != 0 && (want & ~allowed)) {
+		cpu_mask_text(want & ~allowed, why, sizeof(why));
+		cpu_mask_text(allowed, text, sizeof(text));
+		log_warnx("timer_cpus: CPU %s outside the daemon's CPU affinity (%s)", why, text);
+		return -1;
+	}
+	*out = want & allowed;
+	if (!*out) {
+		log_warnx("timer_cpus: no CPU of the daemon's affinity below %d", CONFIG_MAX_CPUS);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The timer bases and the control socket, once the page is live: the
+ * bases read the clockd clocks through libclockd, like their clients.
+ */
+static void timers_start(struct clockd *cd)
+{
+	const struct clockd_config *cfg = &cd->cfg;
+	struct tb_params tp = {
+		.priority = (int)cfg->timer_priority,
+		.hz = cfg->hz,
+		.ring_slots = cfg->timer_ring_slots,
+		.max_timers = cfg->client_max_timers,
+	};
+	struct ctlserver_params sp = {
+		.path = cfg->control_socket,
+		.max_clients = cfg->max_clients,
+		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
+		.max_timers = cfg->client_max_timers,
+		.ring_slots = cfg->timer_ring_slots,
+	};
+	char cpus[256];
+
+	if (setenv("CLOCKD_SHM", cfg->page, 1) < 0)
+		fatal("setenv CLOCKD_SHM");
+	clockd_set_fallback(1);
+	if (timer_cpu_mask(cfg, &tp.cpu_mask) < 0)
+		fatalx("timer_cpus %s: cannot start the timer bases", cfg->timer_cpus);
+	if (timer_bases_start(&cd->tb, &tp) < 0)
+		fatalx("cannot start the timer bases; see the messages above");
+	ticker_set_bases(&cd->ticker, cd->tb);
+	if (ctlserver_open(&cd->srv, cd->base, cd->tb, &sp) < 0)
+		fatalx("control_socket %s: cannot serve it; see the messages above", cfg->control_socket);
+	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
+	log_info("timers: bases on CPUs %s, control socket %s", cpus, cfg->control_socket);
+}
+
+/* The server first (no new requests), then the bases (the tick thread
+ * stops telling them first), then the tick thread. */
+static void timers_stop(struct clockd *cd)
+{
+	ctlserver_close(cd->srv);
+	cd->srv = NULL;
+	if (cd->tb) {
+		ticker_set_bases(&cd->ticker, NULL);
+		timer_bases_stop(cd->tb);
+		cd->tb = NULL;
+	}
+}
+
 static void teardown(struct clockd *cd)
 {
+	timers_stop(cd);
 	reference_stop(&cd->ref);
 	ticker_stop(&cd->ticker);
 	export_close(&cd->ex);
@@ -327,6 +438,7 @@ int main(int argc, char **argv)
 	/* After the tick thread: it installs the wake-up signal both use. */
 	if (reference_start(&cd.ref) < 0)
 		fatalx("reference %s: cannot start", cd.cfg.reference);
+	timers_start(&cd);
 	sd_notify(0, "READY=1");
 	event_base_dispatch(cd.base);
 	teardown(&cd);

@@ -163,6 +163,42 @@ static void ticker_export(struct ticker *t, bool event)
 	export_sample(t->ex, clockd_ns, system_ns, valid);
 }
 
+/*
+ * CLOCKD_REALTIME - CLOCKD_MONOTONIC as published: both clocks advance
+ * alike (rate changes included), so this moves only when realtime is
+ * stepped: by the discipline (tk_step_real, published at the next update),
+ * by a followed step of the kernel's wall clock, or by a source switch.
+ */
+static int64_t ticker_real_offset(const struct timekeeper *tk)
+{
+	return (tk->real.sec - tk->mono.sec) * (int64_t)NSEC_PER_SEC + (int64_t)(tk->real.snsec >> tk->shift) -
+	       (int64_t)(tk->mono.snsec >> tk->shift);
+}
+
+/* After each publication of the page: the timer bases expire jiffies
+ * timers, and re-compute their realtime deadlines after a step (1 ns of
+ * rounding between the two clocks' fractions is not a step). */
+static void ticker_timers(struct ticker *t)
+{
+	int64_t off = ticker_real_offset(t->tk), d = off - t->real_offset_ns;
+
+	t->real_offset_ns = off;
+	pthread_mutex_lock(&t->tb_lock);
+	if (t->tb) {
+		timer_bases_tick(t->tb, t->tk->jiffies);
+		if (d > 1 || d < -1)
+			timer_bases_clock_was_set(t->tb);
+	}
+	pthread_mutex_unlock(&t->tb_lock);
+}
+
+void ticker_set_bases(struct ticker *t, struct timer_bases *tb)
+{
+	pthread_mutex_lock(&t->tb_lock);
+	t->tb = tb;
+	pthread_mutex_unlock(&t->tb_lock);
+}
+
 static void ticker_loop(struct ticker *t)
 {
 	while (!ticker_stopping(t)) {
@@ -184,11 +220,14 @@ static void ticker_loop(struct ticker *t)
 		n = ticker_filter(t, td, n);
 		if (n == 0)
 			continue;
-		if (tk_update(t->tk, n))
+		if (tk_update(t->tk, n)) {
+			ticker_timers(t);
 			ticker_export(t, ticker_discipline(t));
-		else if (t->tk->fault != CLOCKD_FAULT_NONE &&
-			 !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE))
+		} else if (t->tk->fault != CLOCKD_FAULT_NONE &&
+			   !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE)) {
 			ticker_source_fault(t);
+			ticker_timers(t);
+		}
 	}
 }
 
@@ -211,6 +250,7 @@ static void *ticker_main(void *arg)
 	if (t->dv->faulted)
 		__atomic_or_fetch(&t->pf->pg->flags, CLOCKD_PAGE_FAULT, __ATOMIC_RELEASE);
 	tk_update(t->tk, 0);
+	t->real_offset_ns = ticker_real_offset(t->tk);
 	sem_post(&t->ready);
 	ticker_loop(t);
 	pagefile_release(t->pf);
@@ -232,6 +272,7 @@ int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, st
 	t->dv = dv;
 	t->tk = tk;
 	t->pf = pf;
+	pthread_mutex_init(&t->tb_lock, NULL);
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(TICKER_WAKE_SIG, &sa, NULL) < 0) {
 		log_warn("cannot install the tick thread's wake-up signal");
@@ -270,4 +311,5 @@ void ticker_stop(struct ticker *t)
 	__atomic_store_n(&t->stop, true, __ATOMIC_RELEASE);
 	thread_wake_join(t->thread);
 	sem_destroy(&t->ready);
+	pthread_mutex_destroy(&t->tb_lock);
 }

@@ -20,6 +20,7 @@
 #include "clockd/pagefile.h"
 #include "clockd/tick.h"
 #include "clockd/timekeeper.h"
+#include "clockd/timerbase.h"
 
 struct ticker {
 	struct devices *dv;
@@ -36,6 +37,12 @@ struct ticker {
 	struct reference *ref;     /* set before ticker_start (it keeps them); */
 	struct discipline *disc;   /* ref->name NULL: no reference */
 	bool stop;         /* set by ticker_stop (atomic) */
+	/* The timer bases, told of every page update and realtime step;
+	 * set by the main thread (ticker_set_bases) while the thread runs,
+	 * hence the lock (uncontended but at a change). */
+	pthread_mutex_t tb_lock;
+	struct timer_bases *tb;
+	int64_t real_offset_ns; /* CLOCKD_REALTIME - CLOCKD_MONOTONIC published */
 };
 
 /* Start the thread; returns once it owns the page and has published, or
@@ -43,6 +50,11 @@ struct ticker {
  * t->ref, t->disc, t->ex (which the caller sets before; the other fields
  * are reset). */
 int ticker_start(struct ticker *t, struct devices *dv, struct timekeeper *tk, struct pagefile *pf);
+
+/* Main thread: from now on tell @tb (NULL: nobody) of each page update
+ * (timer_bases_tick) and realtime step (timer_bases_clock_was_set).
+ * Returns once the tick thread no longer uses the previous one. */
+void ticker_set_bases(struct ticker *t, struct timer_bases *tb);
 
 /* Stop it: the page is marked STOPPING and released (readers see the
  * daemon gone). */

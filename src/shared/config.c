@@ -39,6 +39,83 @@ static int opt_path_validate(const char *v, char *why, size_t len)
 	}
 	return 0;
 }
+/* A power of two (a ring's slot count: its index is a mask). */
+static int pow2_validate(const char *v, char *why, size_t len)
+{
+	unsigned long long n = strtoull(v, NULL, 10);
+
+	if (n == 0 || (n & (n - 1))) {
+		snprintf(why, len, "%s is not a power of two", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* One "N" or "N-M" of a CPU list (@n bytes at @p) into *@mask. */
+static int cpu_range(const char *p, size_t n, uint64_t *mask, char *why, size_t len)
+{
+	unsigned long lo, hi;
+	char item[32], *end;
+
+	snprintf(item, sizeof(item), "%.*s", (int)n, p);
+	if (n == 0 || n >= sizeof(item) || !isdigit((unsigned char)item[0]))
+		goto bad;
+	lo = hi = strtoul(item, &end, 10);
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			goto bad;
+		hi = strtoul(end + 1, &end, 10);
+	}
+	if (*end)
+		goto bad;
+	if (hi >= CONFIG_MAX_CPUS) {
+		snprintf(why, len, "CPU %lu: clockd serves CPUs 0 to %d", hi, CONFIG_MAX_CPUS - 1);
+		return -1;
+	}
+	if (lo > hi) {
+		snprintf(why, len, "'%s': a range goes upwards", item);
+		return -1;
+	}
+	for (unsigned long c = lo; c <= hi; c++) {
+		if (*mask & (1ull << c)) {
+			snprintf(why, len, "CPU %lu is listed twice", c);
+			return -1;
+		}
+		*mask |= 1ull << c;
+	}
+	return 0;
+bad:
+	snprintf(why, len, "'%s' is not a CPU number or range (N or N-M)", item);
+	return -1;
+}
+
+int config_cpu_list(const char *v, uint64_t *mask, char *why, size_t len)
+{
+	const char *p = v;
+
+	*mask = 0;
+	if (strcmp(v, "all") == 0) {
+		*mask = UINT64_MAX;
+		return 0;
+	}
+	for (;;) {
+		size_t n = strcspn(p, ",");
+
+		if (cpu_range(p, n, mask, why, len) < 0)
+			return -1;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+static int cpus_validate(const char *v, char *why, size_t len)
+{
+	uint64_t mask;
+
+	return config_cpu_list(v, &mask, why, len);
+}
+
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
 
 const struct config_key config_table[] = {
@@ -107,6 +184,22 @@ const struct config_key config_table[] = {
 	  0, 0, mode_validate },
 	{ "chrony_sock", CFG_STRING, "", 0, 0, NULL, FIELD(chrony_sock),
 	  "chronyd's SOCK refclock socket to send samples to (empty: off)", 0, 0, opt_path_validate },
+	{ "control_socket", CFG_PATH, "/run/clockd/control", 0, 0, NULL, FIELD(control_socket),
+	  "path of the control socket (timers, clockctl timers; clients: $CLOCKD_SOCKET)" },
+	{ "timer_cpus", CFG_STRING, "all", 0, 0, NULL, FIELD(timer_cpus),
+	  "CPUs that run a timer base: all (the daemon's affinity) or a list such as 0,2-3",
+	  0, 0, cpus_validate },
+	{ "timer_priority", CFG_UINT, "0", 0, 99, NULL, FIELD(timer_priority),
+	  "SCHED_FIFO priority of the timer threads (0: SCHED_OTHER)" },
+	{ "timer_ring_slots", CFG_UINT, "4096", 64, 65536, NULL, FIELD(timer_ring_slots),
+	  "records in each client ring (submission and delivery, per CPU), a power of two",
+	  0, 0, pow2_validate },
+	{ "client_max_timers", CFG_UINT, "65536", 1, 16777216, NULL, FIELD(client_max_timers),
+	  "timers one client may have (timer ids 0 to this - 1)" },
+	{ "client_max_msgs_per_sec", CFG_UINT, "1000", 1, 1000000, NULL, FIELD(client_max_msgs_per_sec),
+	  "control socket messages one client may send per second (burst the same)" },
+	{ "max_clients", CFG_UINT, "64", 1, 4096, NULL, FIELD(max_clients),
+	  "clients connected to the control socket at once" },
 };
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 
@@ -224,6 +317,8 @@ static int key_set(const struct config_key *k, struct clockd_config *cfg, const 
 				 (unsigned long long)k->min, (unsigned long long)k->max);
 			return -1;
 		}
+		if (k->validate && k->validate(v, why, len) < 0)
+			return -1;
 		if (k->size == sizeof(uint32_t)) {
 			uint32_t n32 = (uint32_t)n;
 			memcpy(field, &n32, sizeof(n32));

@@ -65,6 +65,13 @@ struct clockd_config {
 	int64_t ntp_shm_unit;        /* ntp_shm_unit */
 	char ntp_shm_mode[8];        /* ntp_shm_mode */
 	char chrony_sock[108];       /* chrony_sock */
+	char control_socket[108];    /* control_socket (sun_path's size) */
+	char timer_cpus[128];        /* timer_cpus: "all" or a CPU list */
+	uint32_t timer_priority;     /* timer_priority */
+	uint32_t timer_ring_slots;   /* timer_ring_slots */
+	uint32_t client_max_timers;  /* client_max_timers */
+	uint32_t client_max_msgs_per_sec; /* client_max_msgs_per_sec */
+	uint32_t max_clients;        /* max_clients */
 };
 
 struct config_key {
@@ -76,8 +83,9 @@ struct config_key {
 	size_t offset, size;        /* where in struct clockd_config */
 	const char *doc;            /* one line */
 	int64_t smin, smax;         /* CFG_INT */
-	/* Optional further check of a value's syntax (CFG_STRING): 0, or -1
-	 * with why. */
+	/* Optional further check of a value (CFG_STRING, CFG_UINT), run on
+	 * the text once the type's own checks passed, before it is stored:
+	 * 0, or -1 with why. */
 	int (*validate)(const char *value, char *why, size_t whylen);
 };
 
@@ -111,5 +119,17 @@ int config_check(const struct clockd_config *cfg, char *why, size_t whylen);
 void config_write(FILE *out, const struct clockd_config *cfg);
 
 const struct config_key *config_find(const char *name);
+
+/* The highest CPU number a CPU list may name, plus one (the timer bases'
+ * limit, TIMER_SHM_MAX_CPUS). */
+#define CONFIG_MAX_CPUS 64
+
+/*
+ * Parse a timer_cpus value: "all" (every CPU: all bits set) or a list of
+ * CPU numbers and ranges, "0,2-3". Returns 0 with the CPUs as bits of
+ * *@mask, or -1 with why (a number above CONFIG_MAX_CPUS - 1, a reversed
+ * range, a CPU listed twice, bad syntax).
+ */
+int config_cpu_list(const char *value, uint64_t *mask, char *why, size_t whylen);
 
 #endif

@@ -75,7 +75,32 @@ WIRE(struct ctl_stats_reply, overruns, 16);
 WIRE(struct ctl_stats_reply, dropped, 24);
 _Static_assert(sizeof(struct ctl_stats_reply) == 32, "STATS_REPLY body size");
 
+WIRE(struct ctl_index, index, 0);
+WIRE(struct ctl_index, pad, 4);
+_Static_assert(sizeof(struct ctl_index) == 8, "CPU_STATS/CLIENT_STATS body size");
+
+WIRE(struct ctl_cpu_stats_reply, cpu, 0);
+WIRE(struct ctl_cpu_stats_reply, clients, 4);
+WIRE(struct ctl_cpu_stats_reply, pending_jiffies, 8);
+WIRE(struct ctl_cpu_stats_reply, pending_ns, 16);
+WIRE(struct ctl_cpu_stats_reply, fired, 24);
+WIRE(struct ctl_cpu_stats_reply, overruns, 32);
+WIRE(struct ctl_cpu_stats_reply, next_expiry_ns, 40);
+WIRE(struct ctl_cpu_stats_reply, late_p50_ns, 48);
+WIRE(struct ctl_cpu_stats_reply, late_p99_ns, 56);
+WIRE(struct ctl_cpu_stats_reply, late_max_ns, 64);
+_Static_assert(sizeof(struct ctl_cpu_stats_reply) == 72, "CPU_STATS_REPLY body size");
+
+WIRE(struct ctl_client_stats_reply, pid, 0);
+WIRE(struct ctl_client_stats_reply, uid, 4);
+WIRE(struct ctl_client_stats_reply, pending, 8);
+WIRE(struct ctl_client_stats_reply, fired, 16);
+WIRE(struct ctl_client_stats_reply, overruns, 24);
+WIRE(struct ctl_client_stats_reply, dropped, 32);
+_Static_assert(sizeof(struct ctl_client_stats_reply) == 40, "CLIENT_STATS_REPLY body size");
+
 _Static_assert(CTL_HDR_SIZE + sizeof(struct ctl_error) <= CTL_MSG_MAX, "the largest message fits");
+_Static_assert(CTL_HDR_SIZE + sizeof(struct ctl_cpu_stats_reply) <= CTL_MSG_MAX, "CPU_STATS_REPLY fits");
 
 /* One field of a body: an integer of @size bytes, or raw bytes. */
 struct ctl_field {
@@ -111,6 +136,21 @@ static const struct ctl_field error_fields[] = {
 static const struct ctl_field stats_reply_fields[] = {
 	INT(struct ctl_stats_reply, pending), INT(struct ctl_stats_reply, fired),
 	INT(struct ctl_stats_reply, overruns), INT(struct ctl_stats_reply, dropped),
+};
+static const struct ctl_field index_fields[] = {
+	INT(struct ctl_index, index), INT(struct ctl_index, pad),
+};
+static const struct ctl_field cpu_stats_reply_fields[] = {
+	INT(struct ctl_cpu_stats_reply, cpu), INT(struct ctl_cpu_stats_reply, clients),
+	INT(struct ctl_cpu_stats_reply, pending_jiffies), INT(struct ctl_cpu_stats_reply, pending_ns),
+	INT(struct ctl_cpu_stats_reply, fired), INT(struct ctl_cpu_stats_reply, overruns),
+	INT(struct ctl_cpu_stats_reply, next_expiry_ns), INT(struct ctl_cpu_stats_reply, late_p50_ns),
+	INT(struct ctl_cpu_stats_reply, late_p99_ns), INT(struct ctl_cpu_stats_reply, late_max_ns),
+};
+static const struct ctl_field client_stats_reply_fields[] = {
+	INT(struct ctl_client_stats_reply, pid), INT(struct ctl_client_stats_reply, uid),
+	INT(struct ctl_client_stats_reply, pending), INT(struct ctl_client_stats_reply, fired),
+	INT(struct ctl_client_stats_reply, overruns), INT(struct ctl_client_stats_reply, dropped),
 };
 
 /* ---- range checks: 0 or a negative errno with the reason in why ---- */
@@ -216,6 +256,17 @@ static int check_cancel(const struct ctl_msg *m, const struct ctl_limits *lim, c
 	return check_id_pad("CANCEL", m->u.cancel.timer_id, m->u.cancel.pad, lim, why, whylen);
 }
 
+/* CPU_STATS and CLIENT_STATS: any index (the daemon answers ENOENT past
+ * the last), a zero pad. */
+static int check_index(const struct ctl_msg *m, const struct ctl_limits *lim, char *why, size_t whylen)
+{
+	(void)lim;
+	if (m->u.index.pad)
+		return refuse(EINVAL, why, whylen, "%s.pad %" PRIu32 ", not 0",
+			      m->type == CTL_CPU_STATS ? "CPU_STATS" : "CLIENT_STATS", m->u.index.pad);
+	return 0;
+}
+
 static int check_ok(const struct ctl_msg *m, const struct ctl_limits *lim, char *why, size_t whylen)
 {
 	return check_id_pad("OK", m->u.ok.timer_id, m->u.ok.pad, lim, why, whylen);
@@ -247,7 +298,7 @@ static int check_hello_ack(const struct ctl_msg *m, const struct ctl_limits *lim
 
 static bool is_request(uint32_t type)
 {
-	return type >= CTL_HELLO && type <= CTL_BYE;
+	return type >= CTL_HELLO && type <= CTL_CLIENT_STATS;
 }
 
 /* A peer's text ends up on terminals and in logs: printable ASCII only, and
@@ -303,10 +354,16 @@ static const struct ctl_type_info types[] = {
 	{ CTL_CANCEL, "CANCEL", sizeof(struct ctl_cancel), FIELDS(cancel_fields), check_cancel },
 	{ CTL_STATS, "STATS", 0, NULL, 0, NULL },
 	{ CTL_BYE, "BYE", 0, NULL, 0, NULL },
+	{ CTL_CPU_STATS, "CPU_STATS", sizeof(struct ctl_index), FIELDS(index_fields), check_index },
+	{ CTL_CLIENT_STATS, "CLIENT_STATS", sizeof(struct ctl_index), FIELDS(index_fields), check_index },
 	{ CTL_HELLO_ACK, "HELLO_ACK", sizeof(struct ctl_hello_ack), FIELDS(hello_ack_fields), check_hello_ack },
 	{ CTL_OK, "OK", sizeof(struct ctl_ok), FIELDS(ok_fields), check_ok },
 	{ CTL_ERROR, "ERROR", sizeof(struct ctl_error), FIELDS(error_fields), check_error },
 	{ CTL_STATS_REPLY, "STATS_REPLY", sizeof(struct ctl_stats_reply), FIELDS(stats_reply_fields), NULL },
+	{ CTL_CPU_STATS_REPLY, "CPU_STATS_REPLY", sizeof(struct ctl_cpu_stats_reply),
+	  FIELDS(cpu_stats_reply_fields), NULL },
+	{ CTL_CLIENT_STATS_REPLY, "CLIENT_STATS_REPLY", sizeof(struct ctl_client_stats_reply),
+	  FIELDS(client_stats_reply_fields), NULL },
 };
 
 static const struct ctl_type_info *type_info(uint16_t type)

@@ -29,6 +29,8 @@
  *   CANCEL     0x0003   8  timer_id u32 (0), pad u32 (4)
  *   STATS      0x0004   0
  *   BYE        0x0005   0
+ *   CPU_STATS  0x0006   8  index u32 (0), pad u32 (4)
+ *   CLIENT_STATS 0x0007 8  index u32 (0), pad u32 (4)
  *   daemon -> client (CTL_REPLY set)
  *   HELLO_ACK  0x8001  20  version u16 (0), pad u16 (2), ncpus (4),
  *                          ring_slots (8), max_timers (12),
@@ -38,6 +40,17 @@
  *                          why char[64] (8)
  *   STATS_REPLY 0x8004 32  pending (0), fired (8), overruns (16),
  *                          dropped (24) u64
+ *   CPU_STATS_REPLY    72  cpu u32 (0), clients u32 (4);
+ *              0x8006      pending_jiffies (8), pending_ns (16),
+ *                          fired (24), overruns (32),
+ *                          next_expiry_ns (40), late_p50_ns (48),
+ *                          late_p99_ns (56), late_max_ns (64) u64
+ *   CLIENT_STATS_REPLY 40  pid u32 (0), uid u32 (4); pending (8),
+ *              0x8007      fired (16), overruns (24), dropped (32) u64
+ *
+ * CPU_STATS and CLIENT_STATS ask for the index-th timer base or client
+ * (from 0; ERROR ENOENT past the last): a monitoring client (clockctl
+ * timers) sends them without HELLO.
  *
  * What the decoder refuses, and with which error (a negative errno):
  *
@@ -56,6 +69,7 @@
  *          period 0 with PERIODIC, != 0 without it,
  *          < CTL_MIN_PERIOD_NS with PERIODIC on a ns clock    -EINVAL
  *   CANCEL: timer_id >= lim->max_timers; pad != 0             -EINVAL
+ *   CPU_STATS, CLIENT_STATS: pad != 0                         -EINVAL
  *   HELLO_ACK: version != 1                                   -EPROTO
  *   HELLO_ACK: pad != 0; ncpus, ring_slots, max_timers or
  *          max_msgs_per_sec 0                                 -EINVAL
@@ -64,7 +78,8 @@
  *          (unknown) or a client -> daemon type; why with no
  *          NUL, a byte outside printable ASCII before the NUL,
  *          or a byte other than 0 after it                    -EINVAL
- *   STATS, BYE, STATS_REPLY: nothing beyond the length.
+ *   STATS, BYE, STATS_REPLY, CPU_STATS_REPLY,
+ *   CLIENT_STATS_REPLY: nothing beyond the length.
  *
  * Relative expiries of 0 are accepted (due at once). Every valid message
  * has one encoding: pads are 0 and ERROR.why is zero-filled after its NUL,
@@ -86,7 +101,7 @@
 #define CTL_HDR_SIZE 16
 /* The largest datagram a peer may send: a receive buffer of this size (and
  * MSG_TRUNC) is enough. Room is left above the largest message of version
- * 1 (ERROR, 88 bytes) so that a wrong length is told apart (-EPROTO) from
+ * 1 (ERROR and CPU_STATS_REPLY, 88 bytes) so that a wrong length is told apart (-EPROTO) from
  * an oversized datagram (-EMSGSIZE). */
 #define CTL_MSG_MAX 128
 #define CTL_WHY_MAX 64          /* ERROR.why, its NUL included */
@@ -102,10 +117,14 @@ enum ctl_type {
 	CTL_CANCEL = 0x0003,
 	CTL_STATS = 0x0004,
 	CTL_BYE = 0x0005,
+	CTL_CPU_STATS = 0x0006,
+	CTL_CLIENT_STATS = 0x0007,
 	CTL_HELLO_ACK = CTL_REPLY | 0x0001,
 	CTL_OK = CTL_REPLY | 0x0002,
 	CTL_ERROR = CTL_REPLY | 0x0003,
 	CTL_STATS_REPLY = CTL_REPLY | 0x0004,
+	CTL_CPU_STATS_REPLY = CTL_REPLY | 0x0006,
+	CTL_CLIENT_STATS_REPLY = CTL_REPLY | 0x0007,
 };
 
 /* ARM.clock: the unit of expires and period. */
@@ -165,6 +184,27 @@ struct ctl_stats_reply {
 	uint64_t pending, fired, overruns, dropped;
 };
 
+/* CPU_STATS and CLIENT_STATS */
+struct ctl_index {
+	uint32_t index; /* from 0 */
+	uint32_t pad;
+};
+
+/* A timer base's counters (the daemon's struct tb_cpu_stats). */
+struct ctl_cpu_stats_reply {
+	uint32_t cpu, clients;
+	uint64_t pending_jiffies, pending_ns;
+	uint64_t fired, overruns;
+	uint64_t next_expiry_ns; /* kernel CLOCK_MONOTONIC; UINT64_MAX: none */
+	uint64_t late_p50_ns, late_p99_ns, late_max_ns;
+};
+
+/* A client's identity (SO_PEERCRED) and counters. */
+struct ctl_client_stats_reply {
+	uint32_t pid, uid;
+	uint64_t pending, fired, overruns, dropped;
+};
+
 /* One decoded message: the header fields the codec does not derive (magic
  * and len are) and the body of the type. */
 struct ctl_msg {
@@ -179,6 +219,9 @@ struct ctl_msg {
 		struct ctl_ok ok;
 		struct ctl_error error;
 		struct ctl_stats_reply stats_reply;
+		struct ctl_index index; /* CPU_STATS, CLIENT_STATS */
+		struct ctl_cpu_stats_reply cpu_stats_reply;
+		struct ctl_client_stats_reply client_stats_reply;
 	} u; /* STATS and BYE have no body */
 };
 

@@ -70,6 +70,21 @@ static const struct golden golden[] = {
 	  { HDR(0x8004, 48, 8), L64(0x1111111111111111u), L64(0x2222222222222222u), L64(3u),
 	    L64(0xfedcba9876543210u) },
 	  48 },
+	{ { 1, CTL_CPU_STATS, 9, .u.index = { 3, 0 } }, { HDR(0x0006, 24, 9), L32(3), L32(0) }, 24 },
+	{ { 1, CTL_CLIENT_STATS, 10, .u.index = { 0xfffffffeu, 0 } },
+	  { HDR(0x0007, 24, 10), L32(0xfffffffeu), L32(0) }, 24 },
+	{ { 1, CTL_CPU_STATS_REPLY, 9,
+	    .u.cpu_stats_reply = { 63, 0x01020304u, 0x1111111111111111u, 2, 0x3333333333333333u, 4,
+				   UINT64_MAX, 5000, 0x0102030405060708u, 0x8877665544332211u } },
+	  { HDR(0x8006, 88, 9), L32(63), L32(0x01020304u), L64(0x1111111111111111u), L64(2u),
+	    L64(0x3333333333333333u), L64(4u), L64(UINT64_MAX), L64(5000u), L64(0x0102030405060708u),
+	    L64(0x8877665544332211u) },
+	  88 },
+	{ { 1, CTL_CLIENT_STATS_REPLY, 10,
+	    .u.client_stats_reply = { 4242, 1000, 1000, 0x2222222222222222u, 7, 0xfedcba9876543210u } },
+	  { HDR(0x8007, 56, 10), L32(4242), L32(1000), L64(1000u), L64(0x2222222222222222u), L64(7u),
+	    L64(0xfedcba9876543210u) },
+	  56 },
 };
 #define NGOLDEN (sizeof(golden) / sizeof(golden[0]))
 
@@ -198,7 +213,7 @@ static void random_valid(uint16_t type, struct ctl_msg *m)
 	case CTL_OK: m->u.ok.timer_id = (uint32_t)rnd_below(lim.max_timers); break;
 	case CTL_ERROR:
 		m->u.error.errno_code = (int32_t)(1 + rnd_below(CTL_ERRNO_MAX));
-		m->u.error.ref_type = (uint32_t)rnd_below(CTL_BYE + 1);
+		m->u.error.ref_type = (uint32_t)rnd_below(CTL_CLIENT_STATS + 1);
 		random_why(m->u.error.why);
 		break;
 	case CTL_STATS_REPLY:
@@ -207,6 +222,34 @@ static void random_valid(uint16_t type, struct ctl_msg *m)
 		m->u.stats_reply.overruns = rnd();
 		m->u.stats_reply.dropped = rnd();
 		break;
+	case CTL_CPU_STATS:
+	case CTL_CLIENT_STATS: m->u.index.index = (uint32_t)rnd(); break;
+	case CTL_CPU_STATS_REPLY: {
+		struct ctl_cpu_stats_reply *c = &m->u.cpu_stats_reply;
+
+		c->cpu = (uint32_t)rnd();
+		c->clients = (uint32_t)rnd();
+		c->pending_jiffies = rnd();
+		c->pending_ns = rnd();
+		c->fired = rnd();
+		c->overruns = rnd();
+		c->next_expiry_ns = rnd();
+		c->late_p50_ns = rnd();
+		c->late_p99_ns = rnd();
+		c->late_max_ns = rnd();
+		break;
+	}
+	case CTL_CLIENT_STATS_REPLY: {
+		struct ctl_client_stats_reply *c = &m->u.client_stats_reply;
+
+		c->pid = (uint32_t)rnd();
+		c->uid = (uint32_t)rnd();
+		c->pending = rnd();
+		c->fired = rnd();
+		c->overruns = rnd();
+		c->dropped = rnd();
+		break;
+	}
 	default: break; /* STATS, BYE: no body */
 	}
 }
@@ -258,7 +301,9 @@ static const struct check_case cases[] = {
 	{ CTL_ARM, { P(4, 2, 0), NOPOKE }, EPROTO, "version 0" },
 	{ CTL_ARM, { P(4, 2, 2), NOPOKE }, EPROTO, "version 2" },
 	{ CTL_ARM, { P(6, 2, 0), NOPOKE }, EPROTO, "type 0x0000" },
-	{ CTL_ARM, { P(6, 2, 6), NOPOKE }, EPROTO, "type 0x0006" },
+	{ CTL_ARM, { P(6, 2, 8), NOPOKE }, EPROTO, "type 0x0008" },
+	{ CTL_ARM, { P(6, 2, CTL_CPU_STATS), NOPOKE }, EPROTO, "CPU_STATS of 48 bytes" },
+	{ CTL_ARM, { P(6, 2, 0x8008), NOPOKE }, EPROTO, "type 0x8008" },
 	{ CTL_ARM, { P(6, 2, 0x8000), NOPOKE }, EPROTO, "type 0x8000" },
 	{ CTL_ARM, { P(6, 2, 0x8005), NOPOKE }, EPROTO, "type 0x8005" },
 	{ CTL_ARM, { P(6, 2, 0xffff), NOPOKE }, EPROTO, "type 0xffff" },
@@ -318,6 +363,16 @@ static const struct check_case cases[] = {
 	{ CTL_CANCEL, { P(H, 4, 0), NOPOKE }, 0, NULL },
 	{ CTL_CANCEL, { P(H + 4, 4, 1), NOPOKE }, EINVAL, "CANCEL.pad 1," },
 	{ CTL_CANCEL, { P(H + 4, 4, 0x80000000u), NOPOKE }, EINVAL, "CANCEL.pad 2147483648" },
+	/* CPU_STATS, CLIENT_STATS: any index, pad 0 */
+	{ CTL_CPU_STATS, { P(H, 4, 0), NOPOKE }, 0, NULL },
+	{ CTL_CPU_STATS, { P(H, 4, 0xffffffffu), NOPOKE }, 0, NULL },
+	{ CTL_CPU_STATS, { P(H + 4, 4, 1), NOPOKE }, EINVAL, "CPU_STATS.pad 1," },
+	{ CTL_CPU_STATS, { P(H + 4, 4, 0xffffffffu), NOPOKE }, EINVAL, "CPU_STATS.pad 4294967295" },
+	{ CTL_CLIENT_STATS, { P(H, 4, 0xffffffffu), NOPOKE }, 0, NULL },
+	{ CTL_CLIENT_STATS, { P(H + 4, 4, 0x100), NOPOKE }, EINVAL, "CLIENT_STATS.pad 256," },
+	/* the stats replies: any values */
+	{ CTL_CPU_STATS_REPLY, { P(H, 4, 0xffffffffu), P(H + 64, 8, 0) }, 0, NULL },
+	{ CTL_CLIENT_STATS_REPLY, { P(H, 4, 0), P(H + 32, 8, UINT64_MAX) }, 0, NULL },
 	/* HELLO_ACK */
 	{ CTL_HELLO_ACK, { P(H, 2, 0), NOPOKE }, EPROTO, "HELLO_ACK.version 0" },
 	{ CTL_HELLO_ACK, { P(H, 2, 2), NOPOKE }, EPROTO, "HELLO_ACK.version 2" },
@@ -340,7 +395,9 @@ static const struct check_case cases[] = {
 	{ CTL_ERROR, { P(H, 4, 1), NOPOKE }, 0, NULL },
 	{ CTL_ERROR, { P(H + 4, 4, 0), NOPOKE }, 0, NULL },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_BYE), NOPOKE }, 0, NULL },
-	{ CTL_ERROR, { P(H + 4, 4, 6), NOPOKE }, EINVAL, "ERROR.ref_type 0x6 " },
+	{ CTL_ERROR, { P(H + 4, 4, CTL_CLIENT_STATS), NOPOKE }, 0, NULL },
+	{ CTL_ERROR, { P(H + 4, 4, 8), NOPOKE }, EINVAL, "ERROR.ref_type 0x8 " },
+	{ CTL_ERROR, { P(H + 4, 4, CTL_CPU_STATS_REPLY), NOPOKE }, EINVAL, "ERROR.ref_type 0x8006 " },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_ERROR), NOPOKE }, EINVAL, "ERROR.ref_type 0x8003 " },
 	{ CTL_ERROR, { P(H + 8, 1, 0x1b), NOPOKE }, EINVAL, "ERROR.why byte 0 is 0x1b" },
 	{ CTL_ERROR, { P(H + 8 + 5, 1, 0x7f), NOPOKE }, EINVAL, "ERROR.why byte 5 is 0x7f" },
@@ -539,7 +596,9 @@ struct invalid_msg {
 static const struct invalid_msg invalid[] = {
 	{ "version 0", { 0, CTL_BYE, 1, .u.arm = { 0 } } },
 	{ "version 2", { 2, CTL_BYE, 1, .u.arm = { 0 } } },
-	{ "type 6", { 1, 6, 1, .u.arm = { 0 } } },
+	{ "type 8", { 1, 8, 1, .u.arm = { 0 } } },
+	{ "CPU_STATS.pad 1", { 1, CTL_CPU_STATS, 1, .u.index = { 0, 1 } } },
+	{ "CLIENT_STATS.pad 1", { 1, CTL_CLIENT_STATS, 1, .u.index = { 0, 1 } } },
 	{ "HELLO.flags 1", { 1, CTL_HELLO, 1, .u.hello = { 1, 1, 1, 0 } } },
 	{ "HELLO versions 2..2", { 1, CTL_HELLO, 1, .u.hello = { 2, 2, 0, 0 } } },
 	{ "ARM.flags 4", { 1, CTL_ARM, 1, .u.arm = { 0, 0, 0, 4, 0, 0 } } },
@@ -589,12 +648,15 @@ static void test_encode_why_padding(void)
 static void test_names(void)
 {
 	static const char *const names[] = { "HELLO", "ARM", "CANCEL", "STATS", "BYE",
-					     "HELLO_ACK", "OK", "ERROR", "STATS_REPLY" };
+					     "HELLO_ACK", "OK", "ERROR", "STATS_REPLY",
+					     "CPU_STATS", "CLIENT_STATS", "CPU_STATS_REPLY",
+					     "CLIENT_STATS_REPLY" };
 	bool ok = true;
 
 	for (size_t i = 0; i < NGOLDEN; i++)
 		ok = ok && strcmp(ctl_type_name(golden[i].m.type), names[i]) == 0;
 	tap_ok(ok && strcmp(ctl_type_name(0), "unknown") == 0 && strcmp(ctl_type_name(0x8005), "unknown") == 0 &&
+		       strcmp(ctl_type_name(8), "unknown") == 0 && ctl_msg_size(8) == 0 &&
 		       ctl_msg_size(0) == 0 && ctl_msg_size(0xffff) == 0,
 	       "ctl_type_name and ctl_msg_size of every type, and of unknown ones");
 }
@@ -607,7 +669,8 @@ struct fuzz_stats {
 
 static const uint16_t some_types[] = { CTL_HELLO, CTL_ARM, CTL_CANCEL, CTL_STATS, CTL_BYE,
 				       CTL_HELLO_ACK, CTL_OK, CTL_ERROR, CTL_STATS_REPLY,
-				       0, 6, 0x8000, 0x8005, 0xffff };
+				       CTL_CPU_STATS, CTL_CLIENT_STATS, CTL_CPU_STATS_REPLY,
+				       CTL_CLIENT_STATS_REPLY, 0, 8, 0x8000, 0x8005, 0xffff };
 
 /* Kind 1: a valid header (mostly of the right length) and a random body. */
 static size_t fill_header_random_body(unsigned char *buf)

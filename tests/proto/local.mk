@@ -14,4 +14,8 @@ EXTRA_DIST += tests/fuzz/ctlproto-fuzz.c \
 	tests/fuzz/ctlproto-corpus/hello_ack \
 	tests/fuzz/ctlproto-corpus/ok \
 	tests/fuzz/ctlproto-corpus/error \
-	tests/fuzz/ctlproto-corpus/stats_reply
+	tests/fuzz/ctlproto-corpus/stats_reply \
+	tests/fuzz/ctlproto-corpus/cpu_stats \
+	tests/fuzz/ctlproto-corpus/client_stats \
+	tests/fuzz/ctlproto-corpus/cpu_stats_reply \
+	tests/fuzz/ctlproto-corpus/client_stats_reply

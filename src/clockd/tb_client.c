@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A client of the timer bases (timerbase.h): its sealed shared memory, its
+ * eventfds, its registration with every base, the socket path's ARM and
+ * CANCEL, and its statistics. Main thread only, except the statistics.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "clockd/tb_internal.h"
+#include "shared/log.h"
+
+#define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* A sealed memfd of @size bytes, mapped at *@mem. The fd, or -1. */
+static int shm_make(size_t size, void **mem)
+{
+	int fd = memfd_create("clockd-timers", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, SEALS) < 0)
+		goto err_close_fd;
+	*mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mem == MAP_FAILED)
+		goto err_close_fd;
+	return fd;
+
+err_close_fd:
+	{
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return -1;
+}
+
+static void shm_header(struct timer_bases *tb, struct timer_shm *shm)
+{
+	shm->magic = TIMER_SHM_MAGIC;
+	shm->version = TIMER_SHM_VERSION;
+	shm->ncpus = tb->n;
+	shm->ring_slots = tb->p.ring_slots;
+	shm->region = (uint32_t)timer_shm_region(tb->p.ring_slots);
+	for (unsigned k = 0; k < tb->n; k++)
+		shm->cpu[k] = tb->base[k].cpu;
+}
+
+/* Rings, eventfds and the slot table of the client on base @k. */
+static int cc_init(struct timer_bases *tb, struct tb_client *c, unsigned k)
+{
+	struct tb_cc *cc = &c->cc[k];
+	size_t region = timer_shm_region(tb->p.ring_slots);
+	char *at = (char *)c->mem + TIMER_SHM_HDR + 2 * k * region;
+
+	cc->client = c;
+	cc->base = &tb->base[k];
+	cc->sub_efd = cc->deliv_efd = -1;
+	if (ring_init(&cc->sub, at, region, tb->p.ring_slots) < 0 ||
+	    ring_init(&cc->deliv, at + region, region, tb->p.ring_slots) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	cc->nchunks = (uint32_t)((tb->p.max_timers + (uint64_t)TB_CHUNK_SLOTS - 1) / TB_CHUNK_SLOTS);
+	cc->chunk = calloc(cc->nchunks, sizeof(*cc->chunk));
+	cc->sub_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	cc->deliv_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!cc->chunk)
+		errno = ENOMEM;
+	return cc->chunk && cc->sub_efd >= 0 && cc->deliv_efd >= 0 ? 0 : -1;
+}
+
+static void cc_fini(struct tb_cc *cc)
+{
+	/* Only once no base refers to it: the chunks are freed by the base
+	 * (DEL), or here after the threads stopped. */
+	for (uint32_t i = 0; cc->chunk && i < cc->nchunks; i++)
+		free(cc->chunk[i]);
+	free(cc->chunk);
+	free(cc->backlog.rec);
+	if (cc->sub_efd >= 0)
+		close(cc->sub_efd);
+	if (cc->deliv_efd >= 0)
+		close(cc->deliv_efd);
+}
+
+static void client_destroy(struct tb_client *c)
+{
+	for (unsigned k = 0; k < c->ncc; k++)
+		cc_fini(&c->cc[k]);
+	if (c->mem)
+		munmap(c->mem, c->size);
+	free(c);
+}
+
+static void cc_del(struct tb_cc *cc)
+{
+	struct tb_cmd cmd = { .type = TB_CMD_DEL, .cc = cc };
+
+	tb_cmd_call(cc->base, &cmd);
+}
+
+/* Tell every base; on a failure, take it back from those told. */
+static int client_register(struct timer_bases *tb, struct tb_client *c)
+{
+	for (unsigned k = 0; k < tb->n; k++) {
+		struct tb_cmd cmd = { .type = TB_CMD_ADD, .cc = &c->cc[k] };
+		int r = tb_cmd_call(&tb->base[k], &cmd);
+
+		if (r < 0) {
+			while (k-- > 0)
+				cc_del(&c->cc[k]);
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, int *fds, unsigned maxfds,
+				unsigned *nfds)
+{
+	struct tb_client *c;
+	int memfd, e;
+
+	if (maxfds < 1 + 2 * tb->n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c) + tb->n * sizeof(c->cc[0]));
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->uid = uid;
+	c->size = timer_shm_size(tb->n, tb->p.ring_slots);
+	memfd = shm_make(c->size, &c->mem);
+	if (memfd < 0) {
+		c->mem = NULL;
+		goto err_destroy;
+	}
+	shm_header(tb, c->mem);
+	for (unsigned k = 0; k < tb->n; k++) {
+		c->ncc = k + 1;
+		if (cc_init(tb, c, k) < 0)
+			goto err_close_memfd;
+	}
+	if (client_register(tb, c) < 0)
+		goto err_close_memfd;
+	fds[0] = memfd;
+	for (unsigned k = 0; k < tb->n; k++) {
+		fds[1 + 2 * k] = c->cc[k].sub_efd;
+		fds[2 + 2 * k] = c->cc[k].deliv_efd;
+	}
+	*nfds = 1 + 2 * tb->n;
+	c->next = tb->clients;
+	if (tb->clients)
+		tb->clients->prev = c;
+	tb->clients = c;
+	return c;
+
+err_close_memfd:
+	e = errno;
+	close(memfd);
+	errno = e;
+err_destroy:
+	e = errno;
+	client_destroy(c);
+	errno = e;
+	return NULL;
+}
+
+void tb_client_release(struct timer_bases *tb, struct tb_client *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		tb->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	client_destroy(c);
+}
+
+void tb_client_free(struct timer_bases *tb, struct tb_client *c)
+{
+	if (!c)
+		return;
+	for (unsigned k = 0; k < tb->n; k++)
+		cc_del(&c->cc[k]);
+	tb_client_release(tb, c);
+}
+
+static int base_of_cpu(const struct timer_bases *tb, uint32_t cpu)
+{
+	for (unsigned k = 0; k < tb->n; k++)
+		if (tb->base[k].cpu == cpu)
+			return (int)k;
+	return -ENXIO;
+}
+
+int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen)
+{
+	struct timerrec t = {
+		.op = TREC_ARM,
+		.clock = (uint8_t)arm->clock,
+		.flags = (uint16_t)arm->flags,
+		.timer_id = arm->timer_id,
+		.gen = gen,
+		.expires = arm->expires,
+		.period = arm->period,
+	};
+	int k = base_of_cpu(tb, arm->cpu);
+	struct tb_cmd *cmd;
+
+	if (k < 0)
+		return k;
+	if (arm->clock > UINT8_MAX || arm->flags > UINT16_MAX)
+		return -EINVAL;
+	cmd = calloc(1, sizeof(*cmd));
+	if (!cmd)
+		return -ENOMEM;
+	cmd->type = TB_CMD_ARM;
+	cmd->cc = &c->cc[k];
+	timerrec_encode(&t, &cmd->rec);
+	tb_cmd_post(&tb->base[k], cmd);
+	return 0;
+}
+
+int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id)
+{
+	struct timerrec t = { .op = TREC_CANCEL, .timer_id = timer_id };
+	struct tb_cmd *cmd[TIMER_SHM_MAX_CPUS];
+
+	/* All or nothing: allocate every base's command first. */
+	for (unsigned k = 0; k < tb->n; k++) {
+		cmd[k] = calloc(1, sizeof(*cmd[k]));
+		if (!cmd[k]) {
+			while (k-- > 0)
+				free(cmd[k]);
+			return -ENOMEM;
+		}
+	}
+	for (unsigned k = 0; k < tb->n; k++) {
+		cmd[k]->type = TB_CMD_CANCEL;
+		cmd[k]->cc = &c->cc[k];
+		timerrec_encode(&t, &cmd[k]->rec);
+		tb_cmd_post(&tb->base[k], cmd[k]);
+	}
+	return 0;
+}
+
+bool tb_client_broken(const struct tb_client *c)
+{
+	return __atomic_load_n(&c->broken, __ATOMIC_RELAXED) != 0;
+}
+
+void tb_client_stats(struct timer_bases *tb, const struct tb_client *c, struct tb_client_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = c->pid;
+	out->uid = c->uid;
+	for (unsigned k = 0; k < tb->n; k++) {
+		const struct tb_cc_stats *st = &c->cc[k].st;
+
+		out->pending += tb_stat_get(&st->pending);
+		out->fired += tb_stat_get(&st->fired);
+		out->overruns += tb_stat_get(&st->overruns);
+		out->dropped += tb_stat_get(&st->dropped);
+	}
+}

@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A client's timers on one base (see tb_internal.h): submissions in,
+ * expiries out. Everything here runs on the base's thread.
+ *
+ * Never early: a jiffies timer runs from wheel_expire(jiffies) with the
+ * jiffies the tick thread saw on the page, so the page already reached its
+ * expiry; a ns timer runs only once the clockd clock, read here, reached
+ * its deadline. A FIRE record's expires is therefore <= the clock the
+ * client reads when it gets the record.
+ *
+ * Delivery: FIRE and ERROR records go to the client's delivery ring, or,
+ * when it is full, to a FIFO backlog retried at every wake-up (the base
+ * polls at least every millisecond while a backlog is not empty). A
+ * periodic timer with a record still in the backlog folds further expiries
+ * into that record's overrun; a one-shot's record simply waits. Nothing is
+ * lost unless the backlog cannot grow (ENOMEM: counted as dropped).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <clockd/clockd.h>
+#include "clockd/tb_internal.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+#define SLOT_OF(ptr, member) ((struct tb_slot *)((char *)(ptr)-offsetof(struct tb_slot, member)))
+#define POP_BATCH 256u
+
+static struct hrheap *heap_of(struct tb_base *b, unsigned kind)
+{
+	return &b->heap[kind == TB_REAL];
+}
+
+/* The slot of timer @id, allocating its chunk when @alloc; NULL when the
+ * id is out of range, or its chunk does not exist (or cannot be made). */
+static struct tb_slot *slot_get(struct tb_cc *cc, uint32_t id, bool alloc)
+{
+	uint32_t c = id / TB_CHUNK_SLOTS;
+	struct tb_slot *chunk;
+
+	if (c >= cc->nchunks)
+		return NULL;
+	chunk = cc->chunk[c];
+	if (!chunk && alloc) {
+		chunk = calloc(TB_CHUNK_SLOTS, sizeof(*chunk));
+		if (!chunk)
+			return NULL;
+		for (uint32_t i = 0; i < TB_CHUNK_SLOTS; i++) {
+			chunk[i].cc = cc;
+			chunk[i].id = c * TB_CHUNK_SLOTS + i;
+		}
+		cc->chunk[c] = chunk;
+	}
+	return chunk ? &chunk[id % TB_CHUNK_SLOTS] : NULL;
+}
+
+/* Read CLOCKD_MONOTONIC or CLOCKD_REALTIME in ns (times before 1970 read
+ * as 0: no deadline is before it). */
+static int clock_now(unsigned kind, uint64_t *now)
+{
+	struct timespec ts;
+
+	if (clockd_clock_gettime(kind == TB_REAL ? CLOCKD_REALTIME : CLOCKD_MONOTONIC, &ts) != 0)
+		return -errno;
+	*now = ts.tv_sec < 0 ? 0 : (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ---- backlog ---- */
+
+static bool backlog_empty(const struct tb_backlog *q)
+{
+	return q->head == q->tail;
+}
+
+/* Double the FIFO, keeping every record at the same free-running index
+ * (slots remember the index of their owed record). */
+static int backlog_grow(struct tb_backlog *q)
+{
+	uint32_t cap = q->cap ? q->cap * 2 : 64;
+	struct ring_rec *rec;
+
+	if (cap == 0 || cap > RING_MAX_SLOTS)
+		return -ENOMEM;
+	rec = malloc(cap * sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	for (uint32_t i = q->head; i != q->tail; i++)
+		rec[i & (cap - 1)] = q->rec[i & (q->cap - 1)];
+	free(q->rec);
+	q->rec = rec;
+	q->cap = cap;
+	return 0;
+}
+
+static void backlog_append(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
+{
+	struct tb_backlog *q = &cc->backlog;
+
+	if (q->tail - q->head == q->cap && backlog_grow(q) < 0) {
+		tb_stat_add(&cc->st.dropped, 1);
+		log_warnx("timer base %u: client pid %d: no memory for a delivery backlog, record dropped",
+			  cc->base->cpu, (int)cc->client->pid);
+		return;
+	}
+	if (backlog_empty(q))
+		cc->base->nbacklog++;
+	if (s) {
+		s->owing = 1;
+		s->owed = q->tail;
+	}
+	q->rec[q->tail & (q->cap - 1)] = *r;
+	q->tail++;
+}
+
+/* A slot no longer owes the record it had in the backlog: void it. */
+static void backlog_void(struct tb_cc *cc, struct tb_slot *s)
+{
+	if (!s->owing)
+		return;
+	cc->backlog.rec[s->owed & (cc->backlog.cap - 1)].word[0] = 0;
+	s->owing = 0;
+}
+
+static void backlog_free(struct tb_cc *cc)
+{
+	if (!backlog_empty(&cc->backlog))
+		cc->base->nbacklog--;
+	free(cc->backlog.rec);
+	memset(&cc->backlog, 0, sizeof(cc->backlog));
+}
+
+void tb_cc_flush(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+
+	while (!backlog_empty(q) && !cc->broken) {
+		struct ring_rec *r = &q->rec[q->head & (q->cap - 1)];
+		struct tb_slot *s;
+		int n = 0;
+
+		if (r->word[0] != 0) {
+			n = ring_push(&cc->deliv, r);
+			if (n < 0)
+				tb_cc_break(cc, "delivery ring");
+			if (n <= 0)
+				return;
+			cc->deliv_dirty = true;
+			s = slot_get(cc, (uint32_t)(r->word[0] >> 32), false);
+			if (s && s->owing && s->owed == q->head)
+				s->owing = 0;
+		}
+		q->head++;
+		if (backlog_empty(q))
+			cc->base->nbacklog--;
+	}
+}
+
+/* ---- delivery ---- */
+
+/* Queue @r for the client: straight into the ring unless something waits
+ * before it. @s: the timer it is for (NULL: an ERROR). */
+static void deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
+{
+	int n;
+
+	if (cc->broken)
+		return;
+	if (backlog_empty(&cc->backlog)) {
+		n = ring_push(&cc->deliv, r);
+		if (n == 1) {
+			cc->deliv_dirty = true;
+			return;
+		}
+		if (n < 0) {
+			tb_cc_break(cc, "delivery ring");
+			return;
+		}
+	}
+	backlog_append(cc, r, s);
+}
+
+static void deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err)
+{
+	struct timerrec t = { .op = TREC_ERROR, .timer_id = id, .gen = gen, .error = err };
+	struct ring_rec r;
+
+	timerrec_encode(&t, &r);
+	tb_stat_add(&cc->st.dropped, 1);
+	deliver(cc, &r, NULL);
+}
+
+void tb_cc_wake(struct tb_cc *cc)
+{
+	uint64_t one = 1;
+
+	if (!cc->deliv_dirty)
+		return;
+	cc->deliv_dirty = false;
+	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("timer base %u: client pid %d: delivery eventfd", cc->base->cpu, (int)cc->client->pid);
+}
+
+/* An expiry of @s: @expires is the latest expiry it stands for, @overrun
+ * the earlier ones it folds in (periodic timers that missed periods). */
+static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
+{
+	struct tb_cc *cc = s->cc;
+	struct tb_base *b = cc->base;
+	struct timerrec t = { .op = TREC_FIRE, .timer_id = s->id, .gen = s->gen };
+	struct ring_rec r;
+
+	if (s->owing && s->period) {
+		/* Its previous record still waits: fold this expiry into it. */
+		struct ring_rec *old = &cc->backlog.rec[s->owed & (cc->backlog.cap - 1)];
+
+		old->word[2] = expires;
+		old->word[3] += 1 + overrun;
+		overrun += 1;
+	} else {
+		t.expires = expires;
+		t.overrun = overrun;
+		timerrec_encode(&t, &r);
+		deliver(cc, &r, s);
+		tb_stat_add(&cc->st.fired, 1);
+		tb_stat_add(&b->st.fired, 1);
+	}
+	if (overrun) {
+		tb_stat_add(&cc->st.overruns, overrun);
+		tb_stat_add(&b->st.overruns, overrun);
+	}
+}
+
+/* A periodic timer due at @exp, found at @now (>= @exp): the number of
+ * missed periods, with @exp moved to the latest expiry <= @now and *@next
+ * to the one after (UINT64_MAX: beyond the range, it stops). */
+static uint64_t periodic_step(uint64_t *exp, uint64_t period, uint64_t now, uint64_t *next)
+{
+	uint64_t missed = (now - *exp) / period;
+
+	*exp += missed * period;
+	*next = sat_add(*exp, period);
+	return missed;
+}
+
+/* ---- pending state ---- */
+
+static void pending_inc(struct tb_cc *cc)
+{
+	cc->npending++;
+	tb_stat_set(&cc->st.pending, cc->npending);
+}
+
+static void pending_dec(struct tb_cc *cc)
+{
+	cc->npending--;
+	tb_stat_set(&cc->st.pending, cc->npending);
+}
+
+/* Disarm @s wherever it is pending and void its undelivered record. */
+static void slot_stop(struct tb_cc *cc, struct tb_slot *s)
+{
+	struct tb_base *b = cc->base;
+
+	switch (s->kind) {
+	case TB_JIFFIES:
+		wheel_del(&b->wheel, &s->u.w);
+		break;
+	case TB_MONO:
+	case TB_REAL:
+		hrheap_del(heap_of(b, s->kind), &s->u.h);
+		break;
+	default:
+		return;
+	}
+	s->kind = TB_NONE;
+	pending_dec(cc);
+}
+
+/* ---- submissions ---- */
+
+static unsigned kind_of_clock(uint8_t clock)
+{
+	return clock == CTL_CLOCK_JIFFIES ? TB_JIFFIES : clock == CTL_CLOCK_MONOTONIC ? TB_MONO : TB_REAL;
+}
+
+/* The absolute expiry of an ARM: relative ones count from now on their
+ * clock (the page's jiffies_64, or the clockd clock). */
+static int arm_expiry(const struct timerrec *t, unsigned kind, uint64_t *exp)
+{
+	uint64_t now;
+	int r;
+
+	if (t->flags & CTL_ARM_ABSTIME) {
+		*exp = t->expires;
+		return 0;
+	}
+	if (kind == TB_JIFFIES) {
+		now = clockd_get_jiffies_64();
+	} else {
+		r = clock_now(kind, &now);
+		if (r < 0)
+			return r;
+	}
+	*exp = sat_add(now, t->expires);
+	return 0;
+}
+
+/* ARM: a pending timer is moved (the kernel's mod_timer). On failure the
+ * timer is left not pending, as the ERROR record says. */
+static void arm(struct tb_cc *cc, const struct timerrec *t)
+{
+	struct tb_base *b = cc->base;
+	unsigned kind = kind_of_clock(t->clock);
+	struct tb_slot *s = slot_get(cc, t->timer_id, true);
+	uint64_t exp;
+	int r;
+
+	if (!s) {
+		deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		return;
+	}
+	slot_stop(cc, s);
+	backlog_void(cc, s);
+	r = arm_expiry(t, kind, &exp);
+	if (r < 0) {
+		deliver_error(cc, t->timer_id, t->gen, -r);
+		return;
+	}
+	memset(&s->u, 0, sizeof(s->u));
+	if (kind == TB_JIFFIES) {
+		wheel_add(&b->wheel, &s->u.w, exp);
+	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+		deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		return;
+	}
+	s->kind = (uint8_t)kind;
+	s->gen = t->gen;
+	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
+	pending_inc(cc);
+}
+
+/* CANCEL: whatever generation is pending under the id (the client may
+ * have re-armed it elsewhere since; it drops stale records itself). */
+static void cancel(struct tb_cc *cc, const struct timerrec *t)
+{
+	struct tb_slot *s = slot_get(cc, t->timer_id, false);
+
+	if (!s)
+		return;
+	slot_stop(cc, s);
+	backlog_void(cc, s);
+}
+
+void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
+{
+	struct ctl_limits lim = { .ncpus = TIMER_SHM_MAX_CPUS, .max_timers = cc->base->tb->p.max_timers };
+	struct timerrec t;
+	char why[96];
+
+	if (cc->broken)
+		return;
+	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
+		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
+		deliver_error(cc, (uint32_t)(r->word[0] >> 32), (uint32_t)r->word[1], EINVAL);
+		return;
+	}
+	if (t.op == TREC_ARM)
+		arm(cc, &t);
+	else
+		cancel(cc, &t);
+}
+
+void tb_cc_drain(struct tb_cc *cc)
+{
+	struct ring_rec buf[POP_BATCH];
+	unsigned done = 0;
+	int n;
+
+	cc->sub_more = false;
+	while (!cc->broken) {
+		if (done >= TB_SUB_BUDGET) {
+			cc->sub_more = true;
+			return;
+		}
+		n = ring_pop_batch(&cc->sub, buf, POP_BATCH);
+		if (n < 0)
+			tb_cc_break(cc, "submission ring");
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++)
+			tb_cc_submit(cc, &buf[i]);
+		done += (unsigned)n;
+	}
+}
+
+void tb_cc_break(struct tb_cc *cc, const char *what)
+{
+	if (cc->broken)
+		return;
+	/* Only marked here (we may be inside wheel_expire): the base's loop
+	 * clears the timers once the round is over. */
+	cc->broken = true;
+	__atomic_store_n(&cc->client->broken, 1, __ATOMIC_RELAXED);
+	log_warnx("timer base %u: client pid %d: %s corrupt, client no longer served", cc->base->cpu,
+		  (int)cc->client->pid, what);
+}
+
+void tb_cc_clear(struct tb_cc *cc)
+{
+	for (uint32_t c = 0; c < cc->nchunks; c++) {
+		struct tb_slot *chunk = cc->chunk[c];
+
+		if (!chunk)
+			continue;
+		for (uint32_t i = 0; i < TB_CHUNK_SLOTS && cc->npending; i++)
+			slot_stop(cc, &chunk[i]);
+		free(chunk);
+		cc->chunk[c] = NULL;
+	}
+	backlog_free(cc);
+}
+
+/* ---- expiry ---- */
+
+static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
+{
+	struct tb_base *b = arg;
+	struct tb_slot *s = SLOT_OF(wt, u.w);
+	uint64_t exp = wt->expires, next, overrun = 0;
+	uint64_t tick_kns = __atomic_load_n(&b->tb->tick_kns, __ATOMIC_RELAXED);
+	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+
+	if (s->period) {
+		overrun = periodic_step(&exp, s->period, b->tick_jiffies, &next);
+		back = (b->tick_jiffies - exp) * b->tb->jiffy_ns;
+		if (next != UINT64_MAX) {
+			wheel_add(w, wt, next);
+		} else {
+			s->kind = TB_NONE;
+			pending_dec(s->cc);
+		}
+	} else {
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+	/* Lateness: from when the page reached @exp, estimated back from the
+	 * tick that made us run. */
+	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	fire(s, exp, overrun);
+}
+
+void tb_expire_jiffies(struct tb_base *b)
+{
+	uint64_t j = __atomic_load_n(&b->tb->tick_jiffies, __ATOMIC_SEQ_CST);
+
+	if (wheel_count(&b->wheel) == 0 || j < wheel_next_expiry(&b->wheel))
+		return;
+	b->tick_jiffies = j;
+	wheel_expire(&b->wheel, j, fire_jiffies, b);
+}
+
+static void expire_heap(struct tb_base *b, unsigned kind)
+{
+	struct hrheap *h = heap_of(b, kind);
+	struct hrheap_node *node;
+	uint64_t now, next, exp, overrun;
+
+	if (hrheap_count(h) == 0 || clock_now(kind, &now) < 0)
+		return;
+	while ((node = hrheap_peek(h)) && node->deadline <= now) {
+		struct tb_slot *s = SLOT_OF(node, u.h);
+
+		exp = node->deadline;
+		overrun = 0;
+		if (s->period) {
+			overrun = periodic_step(&exp, s->period, now, &next);
+			if (next <= INT64_MAX) {
+				hrheap_update(h, node, next);
+			} else {
+				hrheap_del(h, node);
+				s->kind = TB_NONE;
+				pending_dec(s->cc);
+			}
+		} else {
+			hrheap_del(h, node);
+			s->kind = TB_NONE;
+			pending_dec(s->cc);
+		}
+		tb_hist_add(b, now - exp);
+		fire(s, exp, overrun);
+	}
+}
+
+void tb_expire_ns(struct tb_base *b)
+{
+	expire_heap(b, TB_MONO);
+	expire_heap(b, TB_REAL);
+}
+
+uint64_t tb_ns_deadline(struct tb_base *b, bool *err)
+{
+	uint64_t best = UINT64_MAX, kns = 0, now;
+	unsigned kinds[] = { TB_MONO, TB_REAL };
+
+	*err = false;
+	for (unsigned i = 0; i < 2; i++) {
+		struct hrheap_node *node = hrheap_peek(heap_of(b, kinds[i]));
+		uint64_t at;
+
+		if (!node)
+			continue;
+		if (clock_now(kinds[i], &now) < 0) {
+			*err = true;
+			continue;
+		}
+		if (!kns)
+			kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+		/* What is left on the clockd clock, from now on the kernel's:
+		 * if the clockd clock runs slower, the wake-up finds some left
+		 * and sleeps again for it (converging, never early). */
+		at = sat_add(kns, node->deadline > now ? node->deadline - now : 0);
+		if (at < best)
+			best = at;
+	}
+	return best;
+}
+
+/* ---- lateness histogram: 4 buckets per power of two ---- */
+
+static unsigned hist_bucket(uint64_t v)
+{
+	unsigned e, b;
+
+	if (v < 4)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	b = 4 + (e - 2) * 4 + (unsigned)((v >> (e - 2)) & 3);
+	return b < TB_HIST_BUCKETS ? b : TB_HIST_BUCKETS - 1;
+}
+
+/* The largest value bucket @b holds. */
+static uint64_t hist_top(unsigned b)
+{
+	unsigned e, sub;
+
+	if (b < 4)
+		return b;
+	e = (b - 4) / 4 + 2;
+	sub = (b - 4) % 4;
+	return ((uint64_t)(4 + sub + 1) << (e - 2)) - 1;
+}
+
+void tb_hist_add(struct tb_base *b, uint64_t late_ns)
+{
+	tb_stat_add(&b->st.hist[hist_bucket(late_ns)], 1);
+	if (late_ns > tb_stat_get(&b->st.late_max))
+		tb_stat_set(&b->st.late_max, late_ns);
+}
+
+uint64_t tb_hist_quantile(const struct tb_base_stats *st, double q)
+{
+	uint64_t total = 0, seen = 0, want, max = tb_stat_get(&st->late_max);
+
+	for (unsigned i = 0; i < TB_HIST_BUCKETS; i++)
+		total += tb_stat_get(&st->hist[i]);
+	if (total == 0)
+		return 0;
+	want = (uint64_t)(q * (double)total);
+	if (want < 1)
+		want = 1;
+	for (unsigned i = 0; i < TB_HIST_BUCKETS; i++) {
+		seen += tb_stat_get(&st->hist[i]);
+		if (seen >= want)
+			return hist_top(i) < max ? hist_top(i) : max;
+	}
+	return max;
+}

@@ -1,0 +1,201 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The control socket against the real daemon, with a raw client
+# (tests/ctlsock/rawclient: ctl_encode/ctl_decode and the rings, no
+# libclockd timer API):
+#  - HELLO: HELLO_ACK with 1 + 2 * ncpus descriptors, the memfd sealed and
+#    of timer_shm_size;
+#  - an ARM on the socket fires: a FIRE record in the delivery ring;
+#  - malformed messages (every truncation of an ARM, garbage, a reply
+#    type, oversized, before HELLO, a bad field) get an ERROR or a close,
+#    and the daemon keeps serving;
+#  - beyond the message-rate quota: EAGAIN, another client unaffected;
+#  - max_clients + 1: EDQUOT;
+#  - a client killed with 1000 timers pending: CPU_STATS shows 0 pending;
+#  - clockctl timers shows the clients' SO_PEERCRED pid and uid, and its
+#    --json parses;
+#  - bad config values: one error naming the key.
+# TAP; $top_srcdir and $top_builddir come from the test harness.
+
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+
+CLOCKD=$top_builddir/src/clockd/clockd
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+RAW=$top_builddir/tests/ctlsock/rawclient
+DEADLINE_S=10
+
+n=0
+failed=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+diag() { sed 's/^/# /'; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctlsock.XXXXXX") || { echo "Bail out! mktemp"; exit 99; }
+daemon_pid=
+victim_pid=
+cleanup() {
+	[ -n "$victim_pid" ] && kill -KILL "$victim_pid" 2>/dev/null
+	if [ -n "$daemon_pid" ]; then
+		kill -TERM "$daemon_pid" 2>/dev/null
+		wait "$daemon_pid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+# start_daemon NAME -o ...: a daemon on $tmp/NAME.page and $tmp/NAME.ctl,
+# ready once clockctl timers answers on its socket.
+start_daemon() {
+	name=$1
+	shift
+	"$CLOCKD" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 "$@" \
+		2>"$tmp/$name.log" &
+	daemon_pid=$!
+	export CLOCKD_SHM="$tmp/$name.page" CLOCKD_SOCKET="$tmp/$name.ctl"
+	i=0
+	while [ $i -lt $((DEADLINE_S * 20)) ]; do
+		"$CLOCKCTL" timers >/dev/null 2>&1 && return 0
+		kill -0 "$daemon_pid" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "Bail out! the daemon did not come up"
+	diag <"$tmp/$name.log"
+	exit 99
+}
+
+stop_daemon() {
+	kill -TERM "$daemon_pid"
+	wait "$daemon_pid"
+	rc=$?
+	daemon_pid=
+	return $rc
+}
+
+# raw DESCRIPTION ARGS...: one test from one rawclient run.
+raw() {
+	what=$1
+	shift
+	"$RAW" "$@" >"$tmp/raw.out" 2>&1
+	ok $? "$what: $(tail -n 1 "$tmp/raw.out")"
+	sed '$d' "$tmp/raw.out" | diag
+}
+
+# pending_total: the sum of pending timers over the CPUs (clockctl --json).
+pending_total() {
+	"$CLOCKCTL" timers --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(c["pending_jiffies"] + c["pending_ns"] for c in d["cpus"]))' 2>/dev/null
+}
+
+# wait_pending N: until the daemon has N timers pending (deadline).
+wait_pending() {
+	i=0
+	while [ $i -lt $((DEADLINE_S * 20)) ]; do
+		[ "$(pending_total)" = "$1" ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "1..0 # SKIP python3 is not installed (JSON checks)"
+	exit 0
+fi
+
+# --- a daemon with room ---
+start_daemon a -o client_max_msgs_per_sec=100000 -o max_clients=16
+raw "HELLO" hello
+raw "ARM on the socket" fire
+raw "malformed messages" malformed
+kill -0 "$daemon_pid"
+ok $? "the daemon survived them"
+
+"$RAW" arm 1000 >"$tmp/victim.out" 2>&1 &
+victim_pid=$!
+i=0
+while [ $i -lt $((DEADLINE_S * 20)) ] && ! grep -q armed "$tmp/victim.out"; do
+	sleep 0.05
+	i=$((i + 1))
+done
+wait_pending 1000
+ok $? "a client armed 1000 timers: the daemon has 1000 pending"
+"$CLOCKCTL" timers >"$tmp/timers.txt" 2>&1
+awk -v p="$victim_pid" -v u="$(id -u)" '$1 == p && $2 == u && $3 == 1000 { found = 1 } END { exit !found }' \
+	"$tmp/timers.txt"
+ok $? "clockctl timers shows its pid $victim_pid, uid $(id -u) and 1000 pending"
+diag <"$tmp/timers.txt"
+"$CLOCKCTL" timers --json >"$tmp/timers.json" 2>&1 && python3 -m json.tool "$tmp/timers.json" >/dev/null
+ok $? "clockctl timers --json parses with python3 -m json.tool"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert any(c["pid"] == int(sys.argv[2]) and c["pending"] == 1000 for c in d["clients"])
+assert all(k in c for c in d["cpus"] for k in ("cpu", "clients", "pending_jiffies", "pending_ns", "fired",
+	"overruns", "next_expiry_ms", "late_p50_ns", "late_p99_ns", "late_max_ns"))
+' "$tmp/timers.json" "$victim_pid"
+ok $? "--json: the client with its pid and 1000 pending, every per-CPU field"
+kill -KILL "$victim_pid"
+wait "$victim_pid" 2>/dev/null
+victim_pid=
+wait_pending 0
+ok $? "the client killed (SIGKILL): 0 pending within ${DEADLINE_S} s"
+grep -q "client pid .* gone" "$tmp/a.log"
+ok $? "one log line for its departure"
+stop_daemon
+ok $? "SIGTERM: the daemon stops cleanly"
+[ ! -e "$tmp/a.ctl" ]
+ok $? "and removes its socket"
+
+# --- a daemon with tight quotas ---
+start_daemon b -o client_max_msgs_per_sec=20 -o max_clients=3
+raw "message rate quota" rate
+raw "max_clients 3" maxclients 3
+stop_daemon
+ok $? "the daemon with tight quotas stops cleanly"
+
+# --- the socket path ---
+: >"$tmp/file.ctl"
+"$CLOCKD" -o page="$tmp/c.page" -o control_socket="$tmp/file.ctl" 2>"$tmp/c.log"
+rc=$?
+[ $rc -ne 0 ] && grep -q "control_socket: .*not a socket" "$tmp/c.log" && [ -f "$tmp/file.ctl" ]
+ok $? "a regular file at control_socket: start error, the file is left alone"
+diag <"$tmp/c.log"
+python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1])' \
+	"$tmp/stale.ctl"
+start_daemon stale
+ok 0 "a stale socket (nobody answers) is replaced"
+"$CLOCKD" -o page="$tmp/d.page" -o control_socket="$tmp/stale.ctl" 2>"$tmp/d.log"
+rc=$?
+[ $rc -ne 0 ] && grep -q "another daemon answers" "$tmp/d.log"
+ok $? "a socket a daemon answers on: start error"
+stop_daemon
+
+# --- bad configuration: one clear error naming the key ---
+for kv in timer_cpus=99 timer_ring_slots=100 control_socket=relative/ctl timer_cpus=1-0 timer_priority=100; do
+	key=${kv%%=*}
+	"$CLOCKD" -o page="$tmp/e.page" -o "$kv" --check-config >/dev/null 2>"$tmp/e.log"
+	rc=$?
+	[ $rc -ne 0 ] && grep -q "^clockd: -o $kv: $key: " "$tmp/e.log"
+	ok $? "-o $kv: refused, naming $key: $(head -n 1 "$tmp/e.log")"
+done
+cpus=$(getconf _NPROCESSORS_ONLN)
+out=$((cpus < 63 ? cpus : 62))
+if command -v taskset >/dev/null 2>&1; then
+	taskset -c 0 "$CLOCKD" -o page="$tmp/f.page" -o control_socket="$tmp/f.ctl" -o timer_cpus=0,$out \
+		2>"$tmp/f.log"
+	rc=$?
+	[ $rc -ne 0 ] && grep -q "timer_cpus: CPU $out outside the daemon's CPU affinity" "$tmp/f.log"
+	ok $? "timer_cpus naming CPU $out outside the affinity (taskset -c 0): start error naming it"
+	diag <"$tmp/f.log"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP taskset is not available"
+fi
+
+echo "1..$n"
+exit $failed
