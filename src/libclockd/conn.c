@@ -40,7 +40,7 @@
 /* A full submission ring with no progress for this long: the daemon is
  * stuck, the call fails with EAGAIN. */
 #define FULL_WAIT_NS 1000000000LL
-#define DELIVER_BATCH 64
+#define DELIVER_BATCH LIB_DELIVER_MAX
 
 struct lib_cpu {
 	int cpu;

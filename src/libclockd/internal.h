@@ -122,6 +122,8 @@ struct lib_conn *lib_conn_current(void);
 /* A new connection with a quota of @max_timers: fresh id table. With
  * lib_tlock held. 0 or -ENOMEM. */
 int lib_table_reset(uint32_t max_timers);
+/* Most records lib_deliver() takes at once. */
+#define LIB_DELIVER_MAX 64
 /* Run the records @recs popped from connection @c's delivery ring (without
  * lib_tlock held); -EPROTO if one is malformed (the caller loses @c). */
 int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n);
@@ -134,6 +136,8 @@ bool lib_core_pending(const struct lib_tcore *core);
 /* With lib_tlock held: wait until no callback of @core runs;
  * -EDEADLK from its own callback. */
 int lib_core_wait(struct lib_tcore *core);
+/* The calling thread runs @core's callback. */
+bool lib_core_in_callback(const struct lib_tcore *core);
 /* With lib_tlock held: give the id back if it is unused. */
 void lib_core_release(struct lib_tcore *core);
 /* With lib_tlock held: the ERROR errno kept for @core, cleared. */

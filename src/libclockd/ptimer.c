@@ -217,18 +217,16 @@ CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 
 CLOCKD_EXPORT int clockd_timer_delete(clockd_timer_t t)
 {
-	int r;
-
 	if (!t)
 		return fail(EINVAL);
 	pthread_mutex_lock(&lib_tlock);
-	r = lib_core_wait(&t->core);
-	if (r < 0) {
+	if (lib_core_in_callback(&t->core)) {
 		pthread_mutex_unlock(&lib_tlock);
-		return fail(-r);
+		return fail(EDEADLK);
 	}
+	/* Not pending first, so that no further callback starts while we
+	 * wait for the running one. */
 	lib_core_cancel(&t->core);
-	/* A callback may have started while the CANCEL went out. */
 	lib_core_wait(&t->core);
 	lib_core_release(&t->core);
 	pthread_mutex_unlock(&lib_tlock);

@@ -186,6 +186,11 @@ int lib_core_cancel(struct lib_tcore *core)
 	return err == -ECONNRESET ? 1 : err < 0 ? err : 1;
 }
 
+bool lib_core_in_callback(const struct lib_tcore *core)
+{
+	return in_callback == core;
+}
+
 int lib_core_wait(struct lib_tcore *core)
 {
 	if (in_callback == core)
@@ -225,15 +230,13 @@ static void run_callback(struct lib_tcore *core, const struct lib_ptimer_note *n
 	in_callback = outer;
 }
 
-/* One record; returns 1 if a callback ran, 0 if not, -EPROTO. */
-static int deliver_one(struct lib_conn *c, const struct ring_rec *rec)
+/* One record; returns 1 if a callback ran, 0 if not. */
+static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 {
 	struct lib_ptimer_note note = { 0 };
 	struct lib_tcore *core;
-	struct timerrec r;
+	struct timerrec r = *rp;
 
-	if (timerrec_decode_deliv(rec, &r) < 0)
-		return -EPROTO;
 	pthread_mutex_lock(&lib_tlock);
 	core = c == lib_conn_current() ? lookup(&r) : NULL;
 	if (!core) {
@@ -266,16 +269,42 @@ static int deliver_one(struct lib_conn *c, const struct ring_rec *rec)
 	return 1;
 }
 
+/*
+ * A periodic timer whose callback is slow finds several FIREs of the same
+ * arm queued (the daemon coalesces only when the ring is full): fold each
+ * into the last one of the batch, as POSIX counts expiries that happen
+ * while a notification is pending as overruns of the next one.
+ */
+static void coalesce(struct timerrec *r, bool *skip, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (r[i].op != TREC_FIRE)
+			continue;
+		for (int j = i + 1; j < n; j++) {
+			if (r[j].op == TREC_FIRE && r[j].timer_id == r[i].timer_id && r[j].gen == r[i].gen) {
+				r[j].overrun += 1 + r[i].overrun;
+				skip[i] = true;
+				break;
+			}
+		}
+	}
+}
+
 int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n)
 {
-	int ran = 0, r;
+	struct timerrec r[LIB_DELIVER_MAX];
+	bool skip[LIB_DELIVER_MAX] = { false };
+	int ran = 0;
 
-	for (int i = 0; i < n; i++) {
-		r = deliver_one(c, &recs[i]);
-		if (r < 0)
-			return r;
-		ran += r;
-	}
+	if (n <= 0 || n > LIB_DELIVER_MAX)
+		return n == 0 ? 0 : -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (timerrec_decode_deliv(&recs[i], &r[i]) < 0)
+			return -EPROTO;
+	coalesce(r, skip, n);
+	for (int i = 0; i < n; i++)
+		if (!skip[i])
+			ran += deliver_one(c, &r[i]);
 	return ran;
 }
 
@@ -390,11 +419,13 @@ CLOCKD_EXPORT int clockd_del_timer_sync(struct clockd_timer *timer)
 	if (in_callback == core)
 		return unlock_ret(-EDEADLK);
 	lib_core_take_err(core);
+	/* A callback that re-arms its timer while we wait: again, as the
+	 * kernel's del_timer_sync() does. */
 	r = lib_core_cancel(core);
-	if (r >= 0) {
-		lib_core_wait(core);
-		lib_core_release(core);
-	}
+	while (r >= 0 && (lib_core_wait(core), lib_core_pending(core)))
+		if (lib_core_cancel(core) < 0)
+			break;
+	lib_core_release(core);
 	return unlock_ret(r);
 }
 

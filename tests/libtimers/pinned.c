@@ -51,6 +51,7 @@ static void check_cpu(int cpu)
 	struct itimerspec its = { .it_value = { 0, 2000000 } };
 	struct clockd_timer t;
 	clockd_timer_t pt;
+	bool ok;
 	int r;
 
 	__atomic_store_n(&ran, 0, __ATOMIC_RELAXED);
@@ -62,13 +63,14 @@ static void check_cpu(int cpu)
 		tap_skip("the daemon serves no timers on CPU %d", cpu);
 		return;
 	}
-	tap_ok(r == 0 && td_wait_u64(&ran, 1, WAIT_NS) && seen_cpu == cpu,
-	       "add_timer_on CPU %d: the callback ran on CPU %d", cpu, seen_cpu);
+	ok = r == 0 && td_wait_u64(&ran, 1, WAIT_NS);
+	tap_ok(ok && seen_cpu == cpu, "add_timer_on CPU %d: the callback ran on CPU %d", cpu, seen_cpu);
 	__atomic_store_n(&ran, 0, __ATOMIC_RELAXED);
 	seen_cpu = -1;
 	r = clockd_timer_create(CLOCKD_MONOTONIC, &sev, &pt);
 	r = r == 0 ? clockd_timer_settime(pt, 0, &its, NULL) : r;
-	tap_ok(r == 0 && td_wait_u64(&ran, 1, WAIT_NS) && seen_cpu == cpu,
+	ok = r == 0 && td_wait_u64(&ran, 1, WAIT_NS);
+	tap_ok(ok && seen_cpu == cpu,
 	       "timer_create on CPU %d (CLOCKD_SIGEV_THREAD_CPU): the function ran on CPU %d", cpu, seen_cpu);
 	if (r == 0)
 		clockd_timer_delete(pt);
