@@ -1,5 +1,5 @@
 # Benchmarks: `make bench` (not part of `make check`).
-EXTRA_PROGRAMS += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring
+EXTRA_PROGRAMS += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
 bench_tick_floor_SOURCES = bench/tick-floor.c
 bench_bench_read_SOURCES = bench/bench-read.c
 bench_bench_read_LDADD = src/libclockd/libclockd.la
@@ -10,9 +10,13 @@ bench_bench_wheel_LDADD = $(LIBEVENT_LIBS)
 # The shared-memory ring, producer and consumer threads on two CPUs.
 bench_bench_ring_SOURCES = bench/bench-ring.c
 bench_bench_ring_LDADD = src/shared/libshared.la -lpthread
+# Client timers through libclockd against the daemon: latency vs timerfd,
+# arm+cancel throughput.
+bench_bench_timers_SOURCES = bench/bench-timers.c
+bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
 EXTRA_DIST += bench/run.sh
-CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring
+CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
 
-bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring src/clockd/clockd
+bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers src/clockd/clockd
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench

@@ -50,3 +50,17 @@ echo "== timer wheel vs libevent evtimer_add/evtimer_del"
 # the ratio to the 2M records/s that 1M arm+cancel/s per client needs.
 echo "== shared-memory ring (timer submission / delivery)"
 "$builddir/bench/bench-ring"
+
+# Client timers through libclockd, against a daemon with a control socket:
+# delivery lateness vs a direct timerfd, and arm+cancel per second.
+echo "== client timers (libclockd) vs direct timerfd"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+"$builddir/src/clockd/clockd" -o page="$dir/page" -o control_socket="$dir/ctl" -o hz=1000 2>"$dir/clockd.log" &
+pid=$!
+export CLOCKD_SOCKET="$dir/ctl"
+i=0
+until [ -S "$dir/ctl" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || { cat "$dir/clockd.log"; echo "bench: no control socket"; exit 1; }
+	sleep 0.1
+done
+"$builddir/bench/bench-timers"
