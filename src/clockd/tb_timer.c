@@ -371,8 +371,16 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 	if (cc->broken)
 		return;
 	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
+		uint32_t id = (uint32_t)(r->word[0] >> 32);
+		struct tb_slot *s = slot_get(cc, id, false);
+
 		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
-		deliver_error(cc, (uint32_t)(r->word[0] >> 32), (uint32_t)r->word[1], EINVAL);
+		/* The ERROR says the id is not pending: make it so. */
+		if (s) {
+			slot_stop(cc, s);
+			backlog_void(cc, s);
+		}
+		deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
 		return;
 	}
 	if (t.op == TREC_ARM)

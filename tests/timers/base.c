@@ -619,6 +619,48 @@ static void test_hostile(void)
 	tbc_close(&b, tb);
 }
 
+/* A client that rewrites its delivery ring's head out of range is
+ * refused when the base next looks at it (a full ring). */
+static void test_hostile_delivery(void)
+{
+	uint64_t end;
+	bool broken;
+	struct tbc a;
+
+	if (!tbc_open(&a, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	__atomic_store_n(&a.deliv[0].hdr->head, a.deliv[0].hdr->tail + 5000, __ATOMIC_RELEASE);
+	for (uint32_t id = 0; id <= RING_SLOTS; id++) {
+		struct timerrec x = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+		tbc_push(&a, 0, &x);
+	}
+	end = deadline_kns(WAIT_S);
+	while (!(broken = tb_client_broken(a.c)) && tbc_kns() < end)
+		tbc_sleep_us(1000);
+	OK(broken, "a corrupt delivery ring marks the client broken");
+	tbc_close(&a, tb);
+}
+
+/* An invalid ARM of a pending id leaves it not pending, as its ERROR says. */
+static void test_invalid_rearm(void)
+{
+	struct timerrec far = arm_rec(9, 1, CTL_CLOCK_JIFFIES, 0, 1000000, 0);
+	struct timerrec bad = arm_rec(9, 2, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC, 1000, 10);
+	struct timerrec got;
+	struct tbc a;
+
+	if (!tbc_open(&a, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	tbc_push(&a, 0, &far);
+	OK(wait_pending(&a, 1), "a timer pending");
+	tbc_push(&a, 0, &bad); /* period 10 ns < CTL_MIN_PERIOD_NS */
+	OK(collect(&a, 0, &got, 1) == 1 && got.op == TREC_ERROR && got.timer_id == 9 && got.gen == 2 &&
+		   wait_pending(&a, 0),
+	   "a refused re-arm: ERROR EINVAL, and the id is no longer pending");
+	tbc_close(&a, tb);
+}
+
 /* ---- start-up errors ---- */
 
 static void *fifo_probe(void *arg)
@@ -674,6 +716,8 @@ int main(void)
 	test_socket_path();
 	test_equal_deadlines();
 	test_hostile();
+	test_hostile_delivery();
+	test_invalid_rearm();
 	test_full_ring();
 	test_never_early();
 	test_many();
