@@ -105,6 +105,8 @@ static unsigned total_records(struct tbc *t)
 	return n;
 }
 
+static void show_lateness(const char *what);
+
 /* ---- pinning ---- */
 
 /* The base thread of @cpu ("clockd-tb/N"): its allowed CPUs are {cpu}. */
@@ -165,6 +167,53 @@ static void test_pinned(void)
 		OK(cs.cpu == t.cpu[k] && thread_pinned(t.cpu[k]), "CPU %u: the base thread runs pinned to it",
 		   t.cpu[k]);
 	}
+	tbc_close(&t, tb);
+}
+
+/* ---- lateness on quiet bases (figures only: timing is no pass/fail) ---- */
+
+/* First on fresh bases, so that their statistics are this run's alone: a
+ * 1 ms periodic ns timer and a 1-jiffy periodic timer per CPU for 500 ms;
+ * the records must form exact chains. */
+static void test_quiet(void)
+{
+	uint64_t d0 = tbc_now(CTL_CLOCK_MONOTONIC) + 1000000, j0 = tbc_now(CTL_CLOCK_JIFFIES) + 1, end;
+	uint64_t last[2][TIMER_SHM_MAX_CPUS] = { { 0 } }, expiries = 0;
+	struct timerrec r[256];
+	unsigned bad = 0;
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	for (unsigned k = 0; k < t.n; k++) {
+		struct timerrec a = arm_rec(0, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC, d0, 1000000);
+		struct timerrec b = arm_rec(1, 1, CTL_CLOCK_JIFFIES, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC, j0, 1);
+
+		tbc_push(&t, k, &a);
+		tbc_push(&t, k, &b);
+	}
+	end = d0 + 500000000;
+	while (tbc_now(CTL_CLOCK_MONOTONIC) < end) {
+		for (unsigned k = 0; k < t.n; k++) {
+			int n = tbc_pop(&t, k, r, 256);
+
+			for (int i = 0; i < n; i++) {
+				uint32_t id = r[i].timer_id;
+				uint64_t step = id ? 1 : 1000000, first = id ? j0 : d0;
+				uint64_t want = last[id][k] ? last[id][k] + (1 + r[i].overrun) * step
+							    : first + r[i].overrun * step;
+
+				bad += r[i].op != TREC_FIRE || id > 1 || r[i].expires != want ||
+				       tbc_now(id ? CTL_CLOCK_JIFFIES : CTL_CLOCK_MONOTONIC) < r[i].expires;
+				last[id][k] = r[i].expires;
+				expiries += 1 + r[i].overrun;
+			}
+		}
+		tbc_sleep_us(500);
+	}
+	OK(bad == 0 && expiries > 0, "quiet periodic timers: %" PRIu64 " expiries, exact chains, none early (%u bad)",
+	   expiries, bad);
+	show_lateness("quiet (1 ms ns + 1 jiffy periodic)");
 	tbc_close(&t, tb);
 }
 
@@ -712,6 +761,7 @@ int main(void)
 			p.cpu_mask |= 1ull << cpu;
 	test_start_errors(&p);
 	tb = tbc_bases_start(&p);
+	test_quiet();
 	test_pinned();
 	test_socket_path();
 	test_equal_deadlines();
