@@ -468,12 +468,14 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	fire(s, exp, overrun);
 }
 
+/* Also when nothing is due: the wheel places a new timer by its distance
+ * from the wheel's clock, so a clock left behind (an idle base) would put
+ * a near timer at a coarse level, late by that level's granularity. A
+ * stretch with nothing due costs a few bitmap checks. */
 void tb_expire_jiffies(struct tb_base *b)
 {
 	uint64_t j = __atomic_load_n(&b->tb->tick_jiffies, __ATOMIC_SEQ_CST);
 
-	if (wheel_count(&b->wheel) == 0 || j < wheel_next_expiry(&b->wheel))
-		return;
 	b->tick_jiffies = j;
 	wheel_expire(&b->wheel, j, fire_jiffies, b);
 }
