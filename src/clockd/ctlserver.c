@@ -345,7 +345,8 @@ static int dispatch(struct conn *c, const struct ctl_msg *req)
 }
 
 /* One datagram of @len bytes (its real size, MSG_TRUNC): 0 to keep the
- * connection, -1 to close it (*why says why). */
+ * connection, -1 to close it (*why says why when it is not a failed
+ * send). */
 static int conn_message(struct conn *c, const unsigned char *buf, size_t len, size_t buflen,
 			const char **why)
 {
@@ -385,7 +386,8 @@ static int conn_message(struct conn *c, const unsigned char *buf, size_t len, si
 		return 0;
 	}
 	if (dispatch(c, &req) < 0) {
-		*why = req.type == CTL_BYE ? "BYE" : "cannot send (socket buffer full or closed)";
+		if (req.type == CTL_BYE)
+			*why = "BYE";
 		return -1;
 	}
 	return 0;
@@ -395,7 +397,7 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	unsigned char buf[CTL_MSG_MAX + 1];
-	const char *why = NULL;
+	const char *why = "cannot send (socket buffer full or closed)";
 	ssize_t n;
 
 	(void)what;

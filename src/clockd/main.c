@@ -357,10 +357,15 @@ static void timers_start(struct clockd *cd)
 	if (timer_bases_start(&cd->tb, &tp) < 0)
 		fatalx("cannot start the timer bases; see the messages above");
 	ticker_set_bases(&cd->ticker, cd->tb);
-	if (ctlserver_open(&cd->srv, cd->base, cd->tb, &sp) < 0)
-		fatalx("control_socket %s: cannot serve it; see the messages above", cfg->control_socket);
 	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
-	log_info("timers: bases on CPUs %s, control socket %s", cpus, cfg->control_socket);
+	/* Not fatal: the time page is the daemon's first service, and a
+	 * socket path held by another daemon (or not a socket) must not take
+	 * it down; timers wait for a restart with a usable path. */
+	if (ctlserver_open(&cd->srv, cd->base, cd->tb, &sp) < 0)
+		log_warnx("control_socket %s: not served; timer clients cannot connect until a restart "
+			  "(see the messages above)", cfg->control_socket);
+	else
+		log_info("timers: bases on CPUs %s, control socket %s", cpus, cfg->control_socket);
 }
 
 /* The server first (no new requests), then the bases (the tick thread

@@ -371,8 +371,16 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 	if (cc->broken)
 		return;
 	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
+		uint32_t id = (uint32_t)(r->word[0] >> 32);
+		struct tb_slot *s = slot_get(cc, id, false);
+
 		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
-		deliver_error(cc, (uint32_t)(r->word[0] >> 32), (uint32_t)r->word[1], EINVAL);
+		/* The ERROR says the id is not pending: make it so. */
+		if (s) {
+			slot_stop(cc, s);
+			backlog_void(cc, s);
+		}
+		deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
 		return;
 	}
 	if (t.op == TREC_ARM)
@@ -460,12 +468,14 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	fire(s, exp, overrun);
 }
 
+/* Also when nothing is due: the wheel places a new timer by its distance
+ * from the wheel's clock, so a clock left behind (an idle base) would put
+ * a near timer at a coarse level, late by that level's granularity. A
+ * stretch with nothing due costs a few bitmap checks. */
 void tb_expire_jiffies(struct tb_base *b)
 {
 	uint64_t j = __atomic_load_n(&b->tb->tick_jiffies, __ATOMIC_SEQ_CST);
 
-	if (wheel_count(&b->wheel) == 0 || j < wheel_next_expiry(&b->wheel))
-		return;
 	b->tick_jiffies = j;
 	wheel_expire(&b->wheel, j, fire_jiffies, b);
 }

@@ -238,6 +238,9 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 static bool base_round(struct tb_base *b, bool *clock_err)
 {
 	__atomic_store_n(&b->kicked, 0, __ATOMIC_SEQ_CST);
+	/* The wheel's clock catches up with the tick before any arm (see
+	 * tb_expire_jiffies), and runs what the arms made due after. */
+	tb_expire_jiffies(b);
 	run_commands(b);
 	for (struct tb_cc *cc = b->clients; cc; cc = cc->next) {
 		if (!cc->registered)

@@ -53,6 +53,8 @@ struct tb_params {
  * Needs the time page live (the bases read the clockd clocks).
  */
 int timer_bases_start(struct timer_bases **out, const struct tb_params *p);
+/* (The thread of CPU n is named "clockd-tb/n": ps, top and the tests
+ * find it by that name.) */
 /* Stop every thread and free everything, clients included. */
 void timer_bases_stop(struct timer_bases *tb);
 /* The CPUs that have a base, and how many. */
@@ -90,8 +92,18 @@ void tb_client_free(struct timer_bases *tb, struct tb_client *c);
 /*
  * Main thread: an ARM or CANCEL received on the socket (already checked
  * by ctl_decode against this client's limits), queued to the base of
- * @cpu (CANCEL: every base). 0, or -ENXIO for a CPU without a base.
+ * @cpu (CANCEL: every base). 0, -ENXIO for a CPU without a base, or
+ * -ENOMEM when the command cannot be queued (nothing queued then).
  * Errors found later (ENOMEM) reach the client as delivery ERROR records.
+ *
+ * ARM and CANCEL (from the socket or a submission ring) on a base: an ARM
+ * of a pending timer id moves it (the kernel's mod_timer), whatever its
+ * clock was; a refused ARM (ERROR record) leaves the id not pending. A
+ * CANCEL disarms whatever generation is pending under the id (its gen is
+ * not compared) and drops its FIRE records not yet in the delivery ring.
+ * Relative ns ARMs count from the clockd clock read when the base takes
+ * the ARM (a later step of CLOCKD_REALTIME moves them too); relative
+ * jiffies ARMs from the page's jiffies_64 then.
  */
 int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen);
 int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);

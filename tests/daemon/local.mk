@@ -50,7 +50,13 @@ CLOCKD_TSAN_C = \
 	$(top_srcdir)/src/shared/latch.c $(top_srcdir)/src/shared/tickmath.c \
 	$(top_srcdir)/src/shared/log.c $(top_srcdir)/src/shared/config.c \
 	$(top_srcdir)/src/shared/simscript.c $(top_srcdir)/src/shared/ring.c \
-	$(top_srcdir)/src/shared/ctlproto.c
+	$(top_srcdir)/src/shared/ctlproto.c \
+	$(top_srcdir)/src/shared/timerrec.c $(top_srcdir)/src/clockd/ctlserver.c \
+	$(top_srcdir)/src/clockd/timerbase.c $(top_srcdir)/src/clockd/tb_timer.c \
+	$(top_srcdir)/src/clockd/tb_client.c \
+	$(top_srcdir)/src/libclockd/page.c $(top_srcdir)/src/libclockd/clock.c \
+	$(top_srcdir)/src/libclockd/jiffies.c $(top_srcdir)/src/libclockd/status.c \
+	$(top_srcdir)/src/libclockd/vclock.c
 CLOCKD_TSAN_PROBE = echo 'int main(void) { return 0; }' | $(CC) -x c -o tests/daemon/tsan-probe -
 CLOCKD_TSAN_GPIO =
 if HAVE_LIBGPIOD

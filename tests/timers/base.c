@@ -11,10 +11,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <clockd/clockd.h>
@@ -30,7 +32,7 @@ static int ntests;
 
 #define OK(cond, ...) (ntests++, tap_ok((cond), __VA_ARGS__))
 
-static __attribute__((unused)) unsigned env_uint(const char *name, unsigned dflt)
+static unsigned env_uint(const char *name, unsigned dflt)
 {
 	const char *s = getenv(name);
 
@@ -51,7 +53,7 @@ static struct timerrec arm_rec(uint32_t id, uint32_t gen, uint8_t clock, uint16_
 	return t;
 }
 
-static __attribute__((unused)) struct timerrec cancel_rec(uint32_t id)
+static struct timerrec cancel_rec(uint32_t id)
 {
 	struct timerrec t = { .op = TREC_CANCEL, .timer_id = id };
 
@@ -102,6 +104,8 @@ static unsigned total_records(struct tbc *t)
 	}
 	return n;
 }
+
+static void show_lateness(const char *what);
 
 /* ---- pinning ---- */
 
@@ -166,6 +170,53 @@ static void test_pinned(void)
 	tbc_close(&t, tb);
 }
 
+/* ---- lateness on quiet bases (figures only: timing is no pass/fail) ---- */
+
+/* First on fresh bases, so that their statistics are this run's alone: a
+ * 1 ms periodic ns timer and a 1-jiffy periodic timer per CPU for 500 ms;
+ * the records must form exact chains. */
+static void test_quiet(void)
+{
+	uint64_t d0 = tbc_now(CTL_CLOCK_MONOTONIC) + 1000000, j0 = tbc_now(CTL_CLOCK_JIFFIES) + 1, end;
+	uint64_t last[2][TIMER_SHM_MAX_CPUS] = { { 0 } }, expiries = 0;
+	struct timerrec r[256];
+	unsigned bad = 0;
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	for (unsigned k = 0; k < t.n; k++) {
+		struct timerrec a = arm_rec(0, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC, d0, 1000000);
+		struct timerrec b = arm_rec(1, 1, CTL_CLOCK_JIFFIES, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC, j0, 1);
+
+		tbc_push(&t, k, &a);
+		tbc_push(&t, k, &b);
+	}
+	end = d0 + 500000000;
+	while (tbc_now(CTL_CLOCK_MONOTONIC) < end) {
+		for (unsigned k = 0; k < t.n; k++) {
+			int n = tbc_pop(&t, k, r, 256);
+
+			for (int i = 0; i < n; i++) {
+				uint32_t id = r[i].timer_id;
+				uint64_t step = id ? 1 : 1000000, first = id ? j0 : d0;
+				uint64_t want = last[id][k] ? last[id][k] + (1 + r[i].overrun) * step
+							    : first + r[i].overrun * step;
+
+				bad += r[i].op != TREC_FIRE || id > 1 || r[i].expires != want ||
+				       tbc_now(id ? CTL_CLOCK_JIFFIES : CTL_CLOCK_MONOTONIC) < r[i].expires;
+				last[id][k] = r[i].expires;
+				expiries += 1 + r[i].overrun;
+			}
+		}
+		tbc_sleep_us(500);
+	}
+	OK(bad == 0 && expiries > 0, "quiet periodic timers: %" PRIu64 " expiries, exact chains, none early (%u bad)",
+	   expiries, bad);
+	show_lateness("quiet (1 ms ns + 1 jiffy periodic)");
+	tbc_close(&t, tb);
+}
+
 /* ---- the socket path ---- */
 
 static void test_socket_path(void)
@@ -193,6 +244,510 @@ static void test_socket_path(void)
 	tbc_close(&t, tb);
 }
 
+/* ---- never early: mixed timers, each FIRE checked on arrival ---- */
+
+#define MASS_TIMERS 1000u
+#define MASS_PERIODIC_RECORDS 20u /* then a periodic timer is re-armed */
+
+struct mt {
+	unsigned k;          /* ring pair */
+	uint8_t clock;
+	bool armed, periodic, exact;
+	uint32_t gen;
+	uint64_t lo;         /* the (first) expiry is >= lo; == lo if exact */
+	uint64_t period;
+	uint64_t last;       /* periodic: expires of its last record, 0: none */
+	unsigned records;
+};
+
+struct mass {
+	uint64_t fires, expiries, early, wrong, stale;
+	uint64_t by_clock[3];
+};
+
+static uint64_t rnd(uint64_t n)
+{
+	return (uint64_t)random() % n;
+}
+
+/* Arm @m (timer @id) anew: clock, absolute or relative, one-shot or
+ * periodic, picked at random. Mostly short delays; some jiffies timers
+ * far enough to land at wheel level 1 and 2. */
+static void mass_arm(struct tbc *t, struct mt *m, uint32_t id)
+{
+	bool abs = rnd(2), jiffies;
+	uint64_t delay, now;
+	uint16_t flags;
+
+	m->clock = (uint8_t)rnd(3);
+	jiffies = m->clock == CTL_CLOCK_JIFFIES;
+	m->periodic = rnd(4) == 0;
+	m->period = m->periodic ? (jiffies ? 1 + rnd(3) : 200000 + rnd(2000000)) : 0;
+	delay = jiffies ? (rnd(10) ? rnd(5) : rnd(300)) : rnd(3000000);
+	now = tbc_now(m->clock);
+	m->gen++;
+	m->armed = true;
+	m->exact = abs;
+	m->lo = now + delay;
+	m->last = 0;
+	m->records = 0;
+	flags = (uint16_t)((abs ? CTL_ARM_ABSTIME : 0) | (m->periodic ? CTL_ARM_PERIODIC : 0));
+	struct timerrec a = arm_rec(id, m->gen, m->clock, flags, abs ? now + delay : delay, m->period);
+	tbc_push(t, m->k, &a);
+}
+
+/* A FIRE of the current generation: its expiry(ies) against what was
+ * armed, and the clock now against its expiry. */
+static bool mass_check(struct mt *m, const struct timerrec *r, struct mass *st)
+{
+	uint64_t first = r->expires - r->overrun * m->period;
+
+	if (tbc_now(m->clock) < r->expires)
+		st->early++;
+	if (!m->periodic)
+		return r->overrun == 0 && (m->exact ? r->expires == m->lo : r->expires >= m->lo);
+	if (m->last)
+		return r->expires == m->last + (1 + r->overrun) * m->period;
+	return m->exact ? first == m->lo : first >= m->lo;
+}
+
+static void mass_fire(struct tbc *t, struct mt *timers, const struct timerrec *r, struct mass *st)
+{
+	struct mt *m;
+
+	if (r->op != TREC_FIRE || r->timer_id >= MASS_TIMERS) {
+		if (st->wrong++ < 5)
+			tap_diag("unexpected record op %#x id %u error %d", r->op, r->timer_id, r->error);
+		return;
+	}
+	m = &timers[r->timer_id];
+	if (r->gen != m->gen) {
+		st->stale++; /* a periodic timer re-armed meanwhile */
+		return;
+	}
+	if (!m->armed || !mass_check(m, r, st)) {
+		if (st->wrong++ < 5)
+			tap_diag("timer %u (clock %u, periodic %d, lo %" PRIu64 ", last %" PRIu64 "): expires %" PRIu64
+				 " overrun %" PRIu64 "%s", r->timer_id, m->clock, m->periodic, m->lo, m->last,
+				 r->expires, r->overrun, m->armed ? "" : " after it fired");
+		return;
+	}
+	st->fires++;
+	st->expiries += 1 + r->overrun;
+	st->by_clock[m->clock]++;
+	m->last = r->expires;
+	if (!m->periodic || ++m->records == MASS_PERIODIC_RECORDS) {
+		m->armed = false;
+		mass_arm(t, m, r->timer_id);
+	}
+}
+
+static void show_lateness(const char *what)
+{
+	struct tb_cpu_stats cs;
+
+	for (unsigned k = 0; timer_bases_cpu_stats(tb, k, &cs) == 0; k++)
+		tap_diag("%s: CPU %u fired %" PRIu64 " overruns %" PRIu64 ", lateness p50 %" PRIu64 " ns, p99 %" PRIu64
+			 " ns, max %" PRIu64 " ns", what, cs.cpu, cs.fired, cs.overruns, cs.late_p50_ns,
+			 cs.late_p99_ns, cs.late_max_ns);
+}
+
+static void test_never_early(void)
+{
+	static struct mt timers[MASS_TIMERS];
+	unsigned want = env_uint("BASE_EXPIRIES", 100000);
+	uint64_t end = deadline_kns(WAIT_S * 6);
+	struct mass st = { 0 };
+	struct timerrec r[256];
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	srandom(42);
+	for (uint32_t id = 0; id < MASS_TIMERS; id++) {
+		timers[id].k = id % t.n;
+		mass_arm(&t, &timers[id], id);
+	}
+	while (st.fires < want && tbc_kns() < end) {
+		int got = 0;
+
+		for (unsigned k = 0; k < t.n; k++) {
+			int n = tbc_pop(&t, k, r, 256);
+
+			for (int i = 0; i < n; i++)
+				mass_fire(&t, timers, &r[i], &st);
+			got += n;
+		}
+		if (!got)
+			tbc_sleep_us(100);
+	}
+	for (uint32_t id = 0; id < MASS_TIMERS; id++) {
+		struct timerrec c = cancel_rec(id);
+
+		tbc_push(&t, timers[id].k, &c);
+	}
+	tap_diag("%" PRIu64 " FIRE records checked (%" PRIu64 " expiries; jiffies %" PRIu64 ", monotonic %" PRIu64
+		 ", realtime %" PRIu64 "), %" PRIu64 " stale after a re-arm", st.fires, st.expiries,
+		 st.by_clock[0], st.by_clock[1], st.by_clock[2], st.stale);
+	OK(st.fires >= want, "%" PRIu64 " of %u expiries seen", st.fires, want);
+	OK(st.early == 0, "never early: %" PRIu64 " of %" PRIu64 " FIRE records before their expiry", st.early,
+	   st.fires);
+	OK(st.wrong == 0, "each fired once, at the expiry armed, periodic overruns consistent (%" PRIu64 " wrong)",
+	   st.wrong);
+	OK(wait_pending(&t, 0), "all cancelled: nothing pending");
+	show_lateness("mixed timers");
+	tbc_close(&t, tb);
+}
+
+/* ---- equal deadlines armed at the same jiffy run in arm order ---- */
+
+static bool in_order(const struct timerrec *r, unsigned n, uint32_t lo, uint32_t hi)
+{
+	uint32_t next = lo;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (r[i].timer_id < lo || r[i].timer_id >= hi)
+			continue;
+		if (r[i].op != TREC_FIRE || r[i].timer_id != next)
+			return false;
+		next++;
+	}
+	return next == hi;
+}
+
+static void test_equal_deadlines(void)
+{
+	struct timerrec r[200];
+	uint64_t j, ns;
+	struct tbc t;
+	unsigned n;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	j = tbc_now(CTL_CLOCK_JIFFIES) + 30;
+	ns = tbc_now(CTL_CLOCK_MONOTONIC) + 30000000;
+	/* Interleaved, so that arm order differs from any per-clock grouping. */
+	for (uint32_t id = 0; id < 100; id++) {
+		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_JIFFIES, CTL_ARM_ABSTIME, j, 0);
+		struct timerrec b = arm_rec(100 + id, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME, ns, 0);
+
+		tbc_push(&t, 0, &a);
+		tbc_push(&t, 0, &b);
+	}
+	n = collect(&t, 0, r, 200);
+	OK(n == 200 && in_order(r, n, 0, 100), "100 jiffies timers of one expiry fired in arm order");
+	OK(n == 200 && in_order(r, n, 100, 200), "100 ns timers of one deadline fired in arm order");
+	tbc_close(&t, tb);
+}
+
+/* ---- a full delivery ring loses nothing ---- */
+
+#define FULL_ONESHOTS 400u
+
+struct full {
+	uint64_t d0, period, last, total, overruns;
+	unsigned records, oneshots, bad;
+	bool seen[FULL_ONESHOTS + 1];
+};
+
+static void full_take(struct full *f, const struct timerrec *r)
+{
+	if (r->op != TREC_FIRE || r->timer_id > FULL_ONESHOTS) {
+		f->bad++;
+		return;
+	}
+	if (r->timer_id > 0) {
+		f->bad += f->seen[r->timer_id] || r->overrun;
+		f->seen[r->timer_id] = true;
+		f->oneshots++;
+		return;
+	}
+	/* The periodic timer: each record continues the chain exactly. */
+	if ((f->last ? f->last + (1 + r->overrun) * f->period : f->d0 + r->overrun * f->period) != r->expires)
+		f->bad++;
+	f->last = r->expires;
+	f->records++;
+	f->total += 1 + r->overrun;
+	f->overruns += r->overrun;
+}
+
+static void test_full_ring(void)
+{
+	static struct full f;
+	struct timerrec r[256];
+	uint64_t tpop, t1, end, lo, hi;
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	memset(&f, 0, sizeof(f));
+	f.period = 1000000;
+	f.d0 = tbc_now(CTL_CLOCK_MONOTONIC) + 2000000;
+	struct timerrec p = arm_rec(0, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC, f.d0, f.period);
+	tbc_push(&t, 0, &p);
+	for (uint32_t id = 1; id <= FULL_ONESHOTS; id++) {
+		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 1000000 + id * 10000, 0);
+
+		tbc_push(&t, 0, &a);
+	}
+	/* Nobody pops for 200 ms of the timer's life. */
+	while (tbc_now(CTL_CLOCK_MONOTONIC) < f.d0 + 200 * f.period)
+		tbc_sleep_us(1000);
+	tpop = tbc_now(CTL_CLOCK_MONOTONIC);
+	end = deadline_kns(WAIT_S);
+	while ((f.oneshots < FULL_ONESHOTS || f.last < tpop) && tbc_kns() < end) {
+		int n = tbc_pop(&t, 0, r, 256);
+
+		for (int i = 0; i < n; i++)
+			full_take(&f, &r[i]);
+		if (!n)
+			tbc_sleep_us(200);
+	}
+	t1 = tbc_now(CTL_CLOCK_MONOTONIC);
+	lo = (tpop - f.d0) / f.period + 1;
+	hi = (t1 - f.d0) / f.period + 1;
+	tap_diag("periodic: %u records, %" PRIu64 " expiries (%" PRIu64 " as overruns); %" PRIu64 " .. %" PRIu64
+		 " elapsed", f.records, f.total, f.overruns, lo, hi);
+	OK(f.oneshots == FULL_ONESHOTS && f.bad == 0, "all %u one-shots arrived once each (%u; %u bad records)",
+	   FULL_ONESHOTS, f.oneshots, f.bad);
+	OK(f.last >= tpop && f.total == (f.last - f.d0) / f.period + 1 && f.total + 1 >= lo && f.total <= hi + 1,
+	   "periodic: records + overruns == expiries elapsed, none lost");
+	OK(f.overruns > 0 && f.records < f.total, "periodic: expiries coalesced while the ring was full");
+	struct timerrec c = cancel_rec(0);
+	tbc_push(&t, 0, &c);
+	OK(wait_pending(&t, 0), "periodic cancelled");
+	tbc_close(&t, tb);
+}
+
+/* ---- 1e6 pending, cancelled, none fires ---- */
+
+static void test_many(void)
+{
+	unsigned many = env_uint("BASE_MANY", 1000000);
+	uint64_t j = tbc_now(CTL_CLOCK_JIFFIES) + 1000000, t0 = tbc_kns(), t1, t2;
+	struct tb_client_stats st;
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	for (uint32_t id = 0; id < many; id++) {
+		struct timerrec a = id % 2 ? arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 1000000000000ull, 0)
+					   : arm_rec(id, 1, CTL_CLOCK_JIFFIES, CTL_ARM_ABSTIME, j, 0);
+
+		tbc_push(&t, id % t.n, &a);
+	}
+	OK(wait_pending(&t, many), "%u timers pending", many);
+	t1 = tbc_kns();
+	for (uint32_t id = 0; id < many; id++) {
+		struct timerrec c = cancel_rec(id);
+
+		tbc_push(&t, id % t.n, &c);
+	}
+	OK(wait_pending(&t, 0), "all %u cancelled", many);
+	t2 = tbc_kns();
+	tb_client_stats(tb, t.c, &st);
+	OK(total_records(&t) == 0 && st.fired == 0 && st.dropped == 0,
+	   "none fired, no error (fired %" PRIu64 ", dropped %" PRIu64 ")", st.fired, st.dropped);
+	tap_diag("%u armed in %.0f ms, cancelled in %.0f ms (through the rings)", many, (t1 - t0) / 1e6,
+		 (t2 - t1) / 1e6);
+	tbc_close(&t, tb);
+}
+
+/* ---- tb_client_free with timers pending ---- */
+
+static uint64_t bases_fired(void)
+{
+	struct tb_cpu_stats cs;
+	uint64_t n = 0;
+
+	for (unsigned k = 0; timer_bases_cpu_stats(tb, k, &cs) == 0; k++)
+		n += cs.fired;
+	return n;
+}
+
+static bool bases_empty(void)
+{
+	uint64_t end = deadline_kns(WAIT_S);
+	struct tb_cpu_stats cs;
+	bool empty;
+
+	do {
+		empty = true;
+		for (unsigned k = 0; timer_bases_cpu_stats(tb, k, &cs) == 0; k++)
+			empty = empty && cs.clients == 0 && cs.pending_jiffies == 0 && cs.pending_ns == 0;
+		if (!empty)
+			tbc_sleep_us(1000);
+	} while (!empty && tbc_kns() < end);
+	return empty;
+}
+
+static void test_free_pending(void)
+{
+	uint64_t fired, after, end;
+	unsigned records;
+	struct tbc t;
+
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	for (unsigned k = 0; k < t.n; k++) {
+		for (uint32_t i = 0; i < 50; i++) {
+			struct timerrec a = arm_rec(4 * i, 1, CTL_CLOCK_JIFFIES, 0, 5, 0);
+			struct timerrec b = arm_rec(4 * i + 1, 1, CTL_CLOCK_MONOTONIC, 0, 5000000, 0);
+			struct timerrec c = arm_rec(4 * i + 2, 1, CTL_CLOCK_REALTIME, CTL_ARM_PERIODIC, 5000000, 1000000);
+			struct timerrec d = arm_rec(4 * i + 3, 1, CTL_CLOCK_JIFFIES, 0, 100000, 0);
+
+			tbc_push(&t, k, &a);
+			tbc_push(&t, k, &b);
+			tbc_push(&t, k, &c);
+			tbc_push(&t, k, &d);
+		}
+	}
+	tb_client_free(tb, t.c); /* our mapping stays: we watch the rings */
+	fired = bases_fired();
+	records = total_records(&t);
+	end = tbc_now(CTL_CLOCK_MONOTONIC) + 50000000;
+	while (tbc_now(CTL_CLOCK_MONOTONIC) < end)
+		tbc_sleep_us(1000);
+	after = bases_fired();
+	OK(after == fired && total_records(&t) == records,
+	   "nothing fired after tb_client_free (fired %" PRIu64 " -> %" PRIu64 ", records %u -> %u)", fired, after,
+	   records, total_records(&t));
+	OK(bases_empty(), "the bases show no client and nothing pending");
+	munmap(t.mem, t.size);
+}
+
+/* ---- invalid records and a hostile ring ---- */
+
+static void test_hostile(void)
+{
+	struct timerrec bad1 = arm_rec(3, 7, 9, 0, 1000, 0);
+	struct timerrec bad2 = arm_rec(MAX_TIMERS, 8, CTL_CLOCK_JIFFIES, 0, 1, 0);
+	struct timerrec far = arm_rec(4, 1, CTL_CLOCK_JIFFIES, 0, 1000000, 0);
+	struct timerrec c = cancel_rec(5), got[3];
+	struct tb_client_stats st;
+	struct ring_rec raw;
+	struct tbc a, b;
+	uint64_t end, one = 1;
+	unsigned n;
+	bool broken, served = true;
+
+	if (!tbc_open(&a, tb) || !tbc_open(&b, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	tbc_push(&a, 0, &bad1);
+	tbc_push(&a, 0, &bad2);
+	timerrec_encode(&c, &raw);
+	raw.word[2] = 1; /* a CANCEL with an unused word set */
+	tbc_push_raw(&a, 0, &raw);
+	n = collect(&a, 0, got, 3);
+	OK(n == 3 && got[0].op == TREC_ERROR && got[0].timer_id == 3 && got[0].gen == 7 &&
+		   got[0].error == EINVAL && got[1].op == TREC_ERROR && got[1].timer_id == MAX_TIMERS &&
+		   got[1].gen == 8 && got[2].op == TREC_ERROR && got[2].timer_id == 5,
+	   "invalid records get ERROR EINVAL records naming them (%u)", n);
+	tb_client_stats(tb, a.c, &st);
+	OK(st.dropped == 3 && !tb_client_broken(a.c), "counted as dropped (%" PRIu64 "), client still served",
+	   st.dropped);
+	tbc_push(&a, 0, &far);
+	OK(wait_pending(&a, 1), "a timer pending before the corruption");
+	/* A tail beyond the ring: the base must refuse the ring. */
+	__atomic_store_n(&a.sub[0].hdr->tail, a.sub[0].hdr->head + a.sub[0].slots + 100, __ATOMIC_RELEASE);
+	if (write(a.sub_efd[0], &one, sizeof(one)) < 0)
+		tap_bail("write: %s", strerror(errno));
+	end = deadline_kns(WAIT_S);
+	while (!(broken = tb_client_broken(a.c)) && tbc_kns() < end)
+		tbc_sleep_us(1000);
+	OK(broken, "a corrupt submission ring marks the client broken");
+	OK(wait_pending(&a, 0), "its timers are gone");
+	for (unsigned k = 0; k < b.n; k++) {
+		struct timerrec x = arm_rec(1, 2, CTL_CLOCK_MONOTONIC, 0, 1000000, 0);
+
+		tbc_push(&b, k, &x);
+		served = served && collect(&b, k, got, 1) == 1 && got[0].op == TREC_FIRE;
+	}
+	OK(served && !tb_client_broken(b.c), "another client keeps being served on every CPU");
+	tbc_close(&a, tb);
+	tbc_close(&b, tb);
+}
+
+/* A client that rewrites its delivery ring's head out of range is
+ * refused when the base next looks at it (a full ring). */
+static void test_hostile_delivery(void)
+{
+	uint64_t end;
+	bool broken;
+	struct tbc a;
+
+	if (!tbc_open(&a, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	__atomic_store_n(&a.deliv[0].hdr->head, a.deliv[0].hdr->tail + 5000, __ATOMIC_RELEASE);
+	for (uint32_t id = 0; id <= RING_SLOTS; id++) {
+		struct timerrec x = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+		tbc_push(&a, 0, &x);
+	}
+	end = deadline_kns(WAIT_S);
+	while (!(broken = tb_client_broken(a.c)) && tbc_kns() < end)
+		tbc_sleep_us(1000);
+	OK(broken, "a corrupt delivery ring marks the client broken");
+	tbc_close(&a, tb);
+}
+
+/* An invalid ARM of a pending id leaves it not pending, as its ERROR says. */
+static void test_invalid_rearm(void)
+{
+	struct timerrec far = arm_rec(9, 1, CTL_CLOCK_JIFFIES, 0, 1000000, 0);
+	struct timerrec bad = arm_rec(9, 2, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC, 1000, 10);
+	struct timerrec got;
+	struct tbc a;
+
+	if (!tbc_open(&a, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	tbc_push(&a, 0, &far);
+	OK(wait_pending(&a, 1), "a timer pending");
+	tbc_push(&a, 0, &bad); /* period 10 ns < CTL_MIN_PERIOD_NS */
+	OK(collect(&a, 0, &got, 1) == 1 && got.op == TREC_ERROR && got.timer_id == 9 && got.gen == 2 &&
+		   wait_pending(&a, 0),
+	   "a refused re-arm: ERROR EINVAL, and the id is no longer pending");
+	tbc_close(&a, tb);
+}
+
+/* ---- start-up errors ---- */
+
+static void *fifo_probe(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	*(int *)arg = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	return NULL;
+}
+
+static void test_start_errors(const struct tb_params *good)
+{
+	struct tb_params p = *good;
+	struct timer_bases *x = (void *)1;
+	pthread_t th;
+	cpu_set_t set;
+	int fifo = -1, r;
+	unsigned outside = TIMER_SHM_MAX_CPUS;
+
+	sched_getaffinity(0, sizeof(set), &set);
+	for (unsigned cpu = 0; cpu < TIMER_SHM_MAX_CPUS && outside == TIMER_SHM_MAX_CPUS; cpu++)
+		if (!CPU_ISSET(cpu, &set))
+			outside = cpu;
+	p.cpu_mask |= 1ull << outside;
+	r = timer_bases_start(&x, &p);
+	OK(r == -1 && x == NULL, "a CPU outside the affinity (%u) fails the start, nothing started", outside);
+	p = *good;
+	p.priority = 1;
+	if (pthread_create(&th, NULL, fifo_probe, &fifo) == 0)
+		pthread_join(th, NULL);
+	x = NULL;
+	r = timer_bases_start(&x, &p);
+	OK(fifo == 0 ? r == 0 && x : r == -1 && !x, "SCHED_FIFO 1: start %s as a thread's own request does (%s)",
+	   r == 0 ? "succeeds" : "fails", fifo == 0 ? "granted" : strerror(fifo));
+	if (x)
+		timer_bases_stop(x);
+}
+
 int main(void)
 {
 	struct tb_params p = { .priority = 0, .hz = 1000, .ring_slots = RING_SLOTS, .max_timers = MAX_TIMERS };
@@ -204,9 +759,19 @@ int main(void)
 	for (unsigned cpu = 0; cpu < TIMER_SHM_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &set))
 			p.cpu_mask |= 1ull << cpu;
+	test_start_errors(&p);
 	tb = tbc_bases_start(&p);
+	test_quiet();
 	test_pinned();
 	test_socket_path();
+	test_equal_deadlines();
+	test_hostile();
+	test_hostile_delivery();
+	test_invalid_rearm();
+	test_full_ring();
+	test_never_early();
+	test_many();
+	test_free_pending();
 	tbc_bases_stop(tb);
 	tap_plan(ntests);
 	return tap_done();

@@ -196,12 +196,18 @@ void tbc_close(struct tbc *t, struct timer_bases *tb)
 void tbc_push(struct tbc *t, unsigned k, const struct timerrec *rec)
 {
 	struct ring_rec r;
+
+	timerrec_encode(rec, &r);
+	tbc_push_raw(t, k, &r);
+}
+
+void tbc_push_raw(struct tbc *t, unsigned k, const struct ring_rec *r)
+{
 	uint64_t one = 1;
 	int n;
 
-	timerrec_encode(rec, &r);
 	for (;;) {
-		n = ring_push(&t->sub[k], &r);
+		n = ring_push(&t->sub[k], r);
 		if (n < 0)
 			tap_bail("ring_push: %d", n);
 		if (ring_needs_wake(&t->sub[k]) && write(t->sub_efd[k], &one, sizeof(one)) < 0)

@@ -41,6 +41,8 @@ bool tbc_open(struct tbc *t, struct timer_bases *tb);
 void tbc_close(struct tbc *t, struct timer_bases *tb);
 /* Push one submission on ring pair @k, waiting for room. */
 void tbc_push(struct tbc *t, unsigned k, const struct timerrec *rec);
+/* Push a raw record (tests of invalid ones). */
+void tbc_push_raw(struct tbc *t, unsigned k, const struct ring_rec *r);
 /* Pop up to @max delivery records of ring pair @k, decoded; bails out on
  * a record that does not decode. */
 int tbc_pop(struct tbc *t, unsigned k, struct timerrec *out, unsigned max);
