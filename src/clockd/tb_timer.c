@@ -103,14 +103,64 @@ static int backlog_grow(struct tb_backlog *q)
 	return 0;
 }
 
+/* Squeeze out the voided records (cancelled or re-armed timers), in
+ * order; a slot owing a record follows it to its new index. */
+static void backlog_compact(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+	uint32_t mask = q->cap - 1, to = q->head;
+
+	for (uint32_t i = q->head; i != q->tail; i++) {
+		struct ring_rec r = q->rec[i & mask];
+		struct tb_slot *s;
+
+		if (r.word[0] == 0)
+			continue;
+		s = slot_get(cc, (uint32_t)(r.word[0] >> 32), false);
+		if ((r.word[0] & 0xff) == TREC_FIRE && s && s->owing && s->owed == i)
+			s->owed = to;
+		q->rec[to & mask] = r;
+		to++;
+	}
+	q->tail = to;
+	if (backlog_empty(q))
+		cc->base->nbacklog--;
+}
+
+/*
+ * Room for one more record. A client that never pops and keeps re-arming
+ * fills the FIFO with voided records: squeeze them out before growing.
+ * What stays live is at most one FIRE per timer id and the ERROR records:
+ * beyond max_timers + TB_SUB_BUDGET records, refuse (the caller counts a
+ * drop) rather than grow without bound.
+ */
+static int backlog_room(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+	uint64_t limit = (uint64_t)cc->base->tb->p.max_timers + TB_SUB_BUDGET;
+	bool was_empty = backlog_empty(q);
+
+	if (q->tail - q->head < q->cap)
+		return 0;
+	if (!was_empty)
+		backlog_compact(cc);
+	if (q->tail - q->head < q->cap - q->cap / 4)
+		return 0;
+	if (q->tail - q->head >= limit)
+		return -ENOBUFS;
+	return backlog_grow(q);
+}
+
 static void backlog_append(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
 {
 	struct tb_backlog *q = &cc->backlog;
+	int e = backlog_room(cc);
 
-	if (q->tail - q->head == q->cap && backlog_grow(q) < 0) {
+	if (e < 0) {
 		tb_stat_add(&cc->st.dropped, 1);
-		log_warnx("timer base %u: client pid %d: no memory for a delivery backlog, record dropped",
-			  cc->base->cpu, (int)cc->client->pid);
+		if (e == -ENOMEM)
+			log_warnx("timer base %u: client pid %d: no memory for its delivery backlog, record dropped",
+				  cc->base->cpu, (int)cc->client->pid);
 		return;
 	}
 	if (backlog_empty(q))
