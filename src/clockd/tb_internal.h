@@ -2,9 +2,9 @@
 /*
  * Inside the per-CPU timer bases (timerbase.h): the structures shared by
  * timerbase.c (threads, command queue, tick, statistics), tb_timer.c (a
- * client's timers on one base: submissions, expiry), tb_deliver.c (its
- * records out: delivery ring and backlog) and tb_client.c (a client's
- * shared memory and life).
+ * client's timers on one base: submissions, expiry) and tb_client.c (a
+ * client's shared memory and life, and its records out: delivery ring and
+ * backlog).
  *
  * Who touches what:
  *   struct timer_bases   written by the main thread at start and stop; the
@@ -170,10 +170,10 @@ struct timer_bases {
 int tb_cmd_call(struct tb_base *b, struct tb_cmd *cmd);
 void tb_cmd_post(struct tb_base *b, struct tb_cmd *cmd);
 
-/* tb_client.c: free a client no base refers to any more. */
+/* tb_client.c: free a client no base refers to any more (main thread). */
 void tb_client_release(struct timer_bases *tb, struct tb_client *c);
 
-/* tb_deliver.c: run by the base thread. */
+/* tb_client.c, delivery: run by the base thread. */
 /* Queue @r for the client: straight into its delivery ring unless records
  * wait before it; @s: the timer it is for (NULL: an ERROR record). */
 void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s);

@@ -2,7 +2,7 @@
 /*
  * A client's timers on one base (see tb_internal.h): slots, submissions,
  * expiry, and the lateness histogram. Everything here runs on the base's
- * thread; the records go out through tb_deliver.c.
+ * thread; the records go out through tb_client.c (delivery).
  *
  * Never early: a jiffies timer runs from wheel_expire(jiffies) with the
  * jiffies the tick thread saw on the page, so the page already reached its

@@ -13,7 +13,7 @@ tests_timers_hrheap_LDADD = tests/libtap.la
 # on the shared memory (tbclient.[ch]).
 TIMERBASE_SOURCES = \
 	src/clockd/timerbase.c src/clockd/timerbase.h src/clockd/tb_internal.h \
-	src/clockd/tb_timer.c src/clockd/tb_deliver.c src/clockd/tb_client.c \
+	src/clockd/tb_timer.c src/clockd/tb_client.c \
 	src/clockd/wheel.c src/clockd/wheel.h src/clockd/hrheap.c src/clockd/hrheap.h
 check_PROGRAMS += tests/timers/base
 TESTS += tests/timers/base
@@ -28,8 +28,7 @@ tests_timers_base_LDADD = src/libclockd/libclockd.la src/shared/libshared.la tes
 TB_TSAN_C = \
 	$(top_srcdir)/tests/timers/base.c $(top_srcdir)/tests/timers/tbclient.c \
 	$(top_srcdir)/src/clockd/timerbase.c $(top_srcdir)/src/clockd/tb_timer.c \
-	$(top_srcdir)/src/clockd/tb_client.c $(top_srcdir)/src/clockd/tb_deliver.c \
-	$(top_srcdir)/src/clockd/wheel.c \
+	$(top_srcdir)/src/clockd/tb_client.c $(top_srcdir)/src/clockd/wheel.c \
 	$(top_srcdir)/src/clockd/hrheap.c \
 	$(top_srcdir)/src/shared/ring.c $(top_srcdir)/src/shared/timerrec.c \
 	$(top_srcdir)/src/shared/ctlproto.c $(top_srcdir)/src/shared/log.c \
