@@ -2,7 +2,17 @@
 /*
  * A client of the timer bases (timerbase.h): its sealed shared memory, its
  * eventfds, its registration with every base, the socket path's ARM and
- * CANCEL, and its statistics. Main thread only, except the statistics.
+ * CANCEL, and its statistics (main thread); then its records out on each
+ * base (the base's thread).
+ *
+ * Delivery: FIRE and ERROR records go to the client's delivery ring, or,
+ * when it is full, to a FIFO backlog retried at every wake-up (the base
+ * polls at least every millisecond while a backlog is not empty: a client
+ * popping its ring does not wake us). A periodic timer with a record still
+ * in the backlog folds further expiries into that record's overrun
+ * (tb_timer.c: fire); a one-shot's record simply waits. Nothing is lost
+ * unless the backlog reaches its bound or cannot grow (then the record is
+ * counted as dropped).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -272,4 +282,191 @@ void tb_client_stats(struct timer_bases *tb, const struct tb_client *c, struct t
 		out->overruns += tb_stat_get(&st->overruns);
 		out->dropped += tb_stat_get(&st->dropped);
 	}
+}
+
+/* ======== delivery, on the base's thread ======== */
+
+/* ---- backlog ---- */
+
+static bool backlog_empty(const struct tb_backlog *q)
+{
+	return q->head == q->tail;
+}
+
+/* Double the FIFO, keeping every record at the same free-running index
+ * (slots remember the index of their owed record). */
+static int backlog_grow(struct tb_backlog *q)
+{
+	uint32_t cap = q->cap ? q->cap * 2 : 64;
+	struct ring_rec *rec;
+
+	if (cap == 0 || cap > RING_MAX_SLOTS)
+		return -ENOMEM;
+	rec = malloc(cap * sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	for (uint32_t i = q->head; i != q->tail; i++)
+		rec[i & (cap - 1)] = q->rec[i & (q->cap - 1)];
+	free(q->rec);
+	q->rec = rec;
+	q->cap = cap;
+	return 0;
+}
+
+/* Squeeze out the voided records (cancelled or re-armed timers), in
+ * order; a slot owing a record follows it to its new index. */
+static void backlog_compact(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+	uint32_t mask = q->cap - 1, to = q->head;
+
+	for (uint32_t i = q->head; i != q->tail; i++) {
+		struct ring_rec r = q->rec[i & mask];
+		struct tb_slot *s;
+
+		if (r.word[0] == 0)
+			continue;
+		s = tb_slot_get(cc, (uint32_t)(r.word[0] >> 32), false);
+		if ((r.word[0] & 0xff) == TREC_FIRE && s && s->owing && s->owed == i)
+			s->owed = to;
+		q->rec[to & mask] = r;
+		to++;
+	}
+	q->tail = to;
+	if (backlog_empty(q))
+		cc->base->nbacklog--;
+}
+
+/*
+ * Room for one more record. A client that never pops and keeps re-arming
+ * fills the FIFO with voided records: squeeze them out before growing.
+ * What stays live is at most one FIRE per timer id and the ERROR records:
+ * beyond max_timers + TB_SUB_BUDGET records, refuse (the caller counts a
+ * drop) rather than grow without bound.
+ */
+static int backlog_room(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+	uint64_t limit = (uint64_t)cc->base->tb->p.max_timers + TB_SUB_BUDGET;
+	bool was_empty = backlog_empty(q);
+
+	if (q->tail - q->head < q->cap)
+		return 0;
+	if (!was_empty)
+		backlog_compact(cc);
+	if (q->tail - q->head < q->cap - q->cap / 4)
+		return 0;
+	if (q->tail - q->head >= limit)
+		return -ENOBUFS;
+	return backlog_grow(q);
+}
+
+static void backlog_append(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
+{
+	struct tb_backlog *q = &cc->backlog;
+	int e = backlog_room(cc);
+
+	if (e < 0) {
+		tb_stat_add(&cc->st.dropped, 1);
+		if (e == -ENOMEM)
+			log_warnx("timer base %u: client pid %d: no memory for its delivery backlog, record dropped",
+				  cc->base->cpu, (int)cc->client->pid);
+		return;
+	}
+	if (backlog_empty(q))
+		cc->base->nbacklog++;
+	if (s) {
+		s->owing = 1;
+		s->owed = q->tail;
+	}
+	q->rec[q->tail & (q->cap - 1)] = *r;
+	q->tail++;
+}
+
+/* A slot no longer owes the record it had in the backlog: void it. */
+void tb_backlog_void(struct tb_cc *cc, struct tb_slot *s)
+{
+	if (!s->owing)
+		return;
+	cc->backlog.rec[s->owed & (cc->backlog.cap - 1)].word[0] = 0;
+	s->owing = 0;
+}
+
+void tb_backlog_free(struct tb_cc *cc)
+{
+	if (!backlog_empty(&cc->backlog))
+		cc->base->nbacklog--;
+	free(cc->backlog.rec);
+	memset(&cc->backlog, 0, sizeof(cc->backlog));
+}
+
+void tb_cc_flush(struct tb_cc *cc)
+{
+	struct tb_backlog *q = &cc->backlog;
+
+	while (!backlog_empty(q) && !cc->broken) {
+		struct ring_rec *r = &q->rec[q->head & (q->cap - 1)];
+		struct tb_slot *s;
+		int n = 0;
+
+		if (r->word[0] != 0) {
+			n = ring_push(&cc->deliv, r);
+			if (n < 0)
+				tb_cc_break(cc, "delivery ring");
+			if (n <= 0)
+				return;
+			cc->deliv_dirty = true;
+			s = tb_slot_get(cc, (uint32_t)(r->word[0] >> 32), false);
+			if (s && s->owing && s->owed == q->head)
+				s->owing = 0;
+		}
+		q->head++;
+		if (backlog_empty(q))
+			cc->base->nbacklog--;
+	}
+}
+
+/* ---- delivery ---- */
+
+/* Queue @r for the client: straight into the ring unless something waits
+ * before it. @s: the timer it is for (NULL: an ERROR). */
+void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
+{
+	int n;
+
+	if (cc->broken)
+		return;
+	if (backlog_empty(&cc->backlog)) {
+		n = ring_push(&cc->deliv, r);
+		if (n == 1) {
+			cc->deliv_dirty = true;
+			return;
+		}
+		if (n < 0) {
+			tb_cc_break(cc, "delivery ring");
+			return;
+		}
+	}
+	backlog_append(cc, r, s);
+}
+
+void tb_deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err)
+{
+	struct timerrec t = { .op = TREC_ERROR, .timer_id = id, .gen = gen, .error = err };
+	struct ring_rec r;
+
+	timerrec_encode(&t, &r);
+	tb_stat_add(&cc->st.dropped, 1);
+	tb_deliver(cc, &r, NULL);
+}
+
+void tb_cc_wake(struct tb_cc *cc)
+{
+	uint64_t one = 1;
+
+	if (!cc->deliv_dirty)
+		return;
+	cc->deliv_dirty = false;
+	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("timer base %u: client pid %d: delivery eventfd", cc->base->cpu, (int)cc->client->pid);
 }

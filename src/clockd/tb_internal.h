@@ -2,8 +2,9 @@
 /*
  * Inside the per-CPU timer bases (timerbase.h): the structures shared by
  * timerbase.c (threads, command queue, tick, statistics), tb_timer.c (a
- * client's timers on one base: submissions, expiry, delivery) and
- * tb_client.c (a client's shared memory and life).
+ * client's timers on one base: submissions, expiry) and tb_client.c (a
+ * client's shared memory and life, and its records out: delivery ring and
+ * backlog).
  *
  * Who touches what:
  *   struct timer_bases   written by the main thread at start and stop; the
@@ -169,19 +170,34 @@ struct timer_bases {
 int tb_cmd_call(struct tb_base *b, struct tb_cmd *cmd);
 void tb_cmd_post(struct tb_base *b, struct tb_cmd *cmd);
 
-/* tb_client.c: free a client no base refers to any more. */
+/* tb_client.c: free a client no base refers to any more (main thread). */
 void tb_client_release(struct timer_bases *tb, struct tb_client *c);
 
+/* tb_client.c, delivery: run by the base thread. */
+/* Queue @r for the client: straight into its delivery ring unless records
+ * wait before it; @s: the timer it is for (NULL: an ERROR record). */
+void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s);
+/* An ERROR record, counted as dropped. */
+void tb_deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err);
+/* @s no longer owes the record it has in the backlog: void it. */
+void tb_backlog_void(struct tb_cc *cc, struct tb_slot *s);
+void tb_backlog_free(struct tb_cc *cc);
+/* Push what waits in the backlog. */
+void tb_cc_flush(struct tb_cc *cc);
+/* Write the delivery eventfd if records were pushed and the client may
+ * sleep. */
+void tb_cc_wake(struct tb_cc *cc);
+
 /* tb_timer.c: run by the base thread. */
+/* The slot of timer @id, allocating its chunk when @alloc; NULL when the
+ * id is out of range, or its chunk does not exist (or cannot be made). */
+struct tb_slot *tb_slot_get(struct tb_cc *cc, uint32_t id, bool alloc);
 /* Drain up to TB_SUB_BUDGET submissions (sub_more: there may be more). */
 void tb_cc_drain(struct tb_cc *cc);
 /* Apply one submission record (from the ring or a socket command). */
 void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r);
 /* Cancel every timer, free slots and backlog. */
 void tb_cc_clear(struct tb_cc *cc);
-/* Push what waits in the backlog; write the delivery eventfd if needed. */
-void tb_cc_flush(struct tb_cc *cc);
-void tb_cc_wake(struct tb_cc *cc);
 void tb_cc_break(struct tb_cc *cc, const char *what);
 /* Expire due timers of the wheel and the heaps. */
 void tb_expire_jiffies(struct tb_base *b);

@@ -1,27 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A client's timers on one base (see tb_internal.h): submissions in,
- * expiries out. Everything here runs on the base's thread.
+ * A client's timers on one base (see tb_internal.h): slots, submissions,
+ * expiry, and the lateness histogram. Everything here runs on the base's
+ * thread; the records go out through tb_client.c (delivery).
  *
  * Never early: a jiffies timer runs from wheel_expire(jiffies) with the
  * jiffies the tick thread saw on the page, so the page already reached its
  * expiry; a ns timer runs only once the clockd clock, read here, reached
  * its deadline. A FIRE record's expires is therefore <= the clock the
  * client reads when it gets the record.
- *
- * Delivery: FIRE and ERROR records go to the client's delivery ring, or,
- * when it is full, to a FIFO backlog retried at every wake-up (the base
- * polls at least every millisecond while a backlog is not empty). A
- * periodic timer with a record still in the backlog folds further expiries
- * into that record's overrun; a one-shot's record simply waits. Nothing is
- * lost unless the backlog cannot grow (ENOMEM: counted as dropped).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <clockd/clockd.h>
 #include "clockd/tb_internal.h"
@@ -38,7 +31,7 @@ static struct hrheap *heap_of(struct tb_base *b, unsigned kind)
 
 /* The slot of timer @id, allocating its chunk when @alloc; NULL when the
  * id is out of range, or its chunk does not exist (or cannot be made). */
-static struct tb_slot *slot_get(struct tb_cc *cc, uint32_t id, bool alloc)
+struct tb_slot *tb_slot_get(struct tb_cc *cc, uint32_t id, bool alloc)
 {
 	uint32_t c = id / TB_CHUNK_SLOTS;
 	struct tb_slot *chunk;
@@ -76,141 +69,6 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* ---- backlog ---- */
-
-static bool backlog_empty(const struct tb_backlog *q)
-{
-	return q->head == q->tail;
-}
-
-/* Double the FIFO, keeping every record at the same free-running index
- * (slots remember the index of their owed record). */
-static int backlog_grow(struct tb_backlog *q)
-{
-	uint32_t cap = q->cap ? q->cap * 2 : 64;
-	struct ring_rec *rec;
-
-	if (cap == 0 || cap > RING_MAX_SLOTS)
-		return -ENOMEM;
-	rec = malloc(cap * sizeof(*rec));
-	if (!rec)
-		return -ENOMEM;
-	for (uint32_t i = q->head; i != q->tail; i++)
-		rec[i & (cap - 1)] = q->rec[i & (q->cap - 1)];
-	free(q->rec);
-	q->rec = rec;
-	q->cap = cap;
-	return 0;
-}
-
-static void backlog_append(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
-{
-	struct tb_backlog *q = &cc->backlog;
-
-	if (q->tail - q->head == q->cap && backlog_grow(q) < 0) {
-		tb_stat_add(&cc->st.dropped, 1);
-		log_warnx("timer base %u: client pid %d: no memory for a delivery backlog, record dropped",
-			  cc->base->cpu, (int)cc->client->pid);
-		return;
-	}
-	if (backlog_empty(q))
-		cc->base->nbacklog++;
-	if (s) {
-		s->owing = 1;
-		s->owed = q->tail;
-	}
-	q->rec[q->tail & (q->cap - 1)] = *r;
-	q->tail++;
-}
-
-/* A slot no longer owes the record it had in the backlog: void it. */
-static void backlog_void(struct tb_cc *cc, struct tb_slot *s)
-{
-	if (!s->owing)
-		return;
-	cc->backlog.rec[s->owed & (cc->backlog.cap - 1)].word[0] = 0;
-	s->owing = 0;
-}
-
-static void backlog_free(struct tb_cc *cc)
-{
-	if (!backlog_empty(&cc->backlog))
-		cc->base->nbacklog--;
-	free(cc->backlog.rec);
-	memset(&cc->backlog, 0, sizeof(cc->backlog));
-}
-
-void tb_cc_flush(struct tb_cc *cc)
-{
-	struct tb_backlog *q = &cc->backlog;
-
-	while (!backlog_empty(q) && !cc->broken) {
-		struct ring_rec *r = &q->rec[q->head & (q->cap - 1)];
-		struct tb_slot *s;
-		int n = 0;
-
-		if (r->word[0] != 0) {
-			n = ring_push(&cc->deliv, r);
-			if (n < 0)
-				tb_cc_break(cc, "delivery ring");
-			if (n <= 0)
-				return;
-			cc->deliv_dirty = true;
-			s = slot_get(cc, (uint32_t)(r->word[0] >> 32), false);
-			if (s && s->owing && s->owed == q->head)
-				s->owing = 0;
-		}
-		q->head++;
-		if (backlog_empty(q))
-			cc->base->nbacklog--;
-	}
-}
-
-/* ---- delivery ---- */
-
-/* Queue @r for the client: straight into the ring unless something waits
- * before it. @s: the timer it is for (NULL: an ERROR). */
-static void deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
-{
-	int n;
-
-	if (cc->broken)
-		return;
-	if (backlog_empty(&cc->backlog)) {
-		n = ring_push(&cc->deliv, r);
-		if (n == 1) {
-			cc->deliv_dirty = true;
-			return;
-		}
-		if (n < 0) {
-			tb_cc_break(cc, "delivery ring");
-			return;
-		}
-	}
-	backlog_append(cc, r, s);
-}
-
-static void deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err)
-{
-	struct timerrec t = { .op = TREC_ERROR, .timer_id = id, .gen = gen, .error = err };
-	struct ring_rec r;
-
-	timerrec_encode(&t, &r);
-	tb_stat_add(&cc->st.dropped, 1);
-	deliver(cc, &r, NULL);
-}
-
-void tb_cc_wake(struct tb_cc *cc)
-{
-	uint64_t one = 1;
-
-	if (!cc->deliv_dirty)
-		return;
-	cc->deliv_dirty = false;
-	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("timer base %u: client pid %d: delivery eventfd", cc->base->cpu, (int)cc->client->pid);
-}
-
 /* An expiry of @s: @expires is the latest expiry it stands for, @overrun
  * the earlier ones it folds in (periodic timers that missed periods). */
 static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
@@ -231,7 +89,7 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 		t.expires = expires;
 		t.overrun = overrun;
 		timerrec_encode(&t, &r);
-		deliver(cc, &r, s);
+		tb_deliver(cc, &r, s);
 		tb_stat_add(&cc->st.fired, 1);
 		tb_stat_add(&b->st.fired, 1);
 	}
@@ -322,26 +180,26 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 {
 	struct tb_base *b = cc->base;
 	unsigned kind = kind_of_clock(t->clock);
-	struct tb_slot *s = slot_get(cc, t->timer_id, true);
+	struct tb_slot *s = tb_slot_get(cc, t->timer_id, true);
 	uint64_t exp;
 	int r;
 
 	if (!s) {
-		deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
 	}
 	slot_stop(cc, s);
-	backlog_void(cc, s);
+	tb_backlog_void(cc, s);
 	r = arm_expiry(t, kind, &exp);
 	if (r < 0) {
-		deliver_error(cc, t->timer_id, t->gen, -r);
+		tb_deliver_error(cc, t->timer_id, t->gen, -r);
 		return;
 	}
 	memset(&s->u, 0, sizeof(s->u));
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
-		deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
 	}
 	s->kind = (uint8_t)kind;
@@ -354,12 +212,12 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
  * have re-armed it elsewhere since; it drops stale records itself). */
 static void cancel(struct tb_cc *cc, const struct timerrec *t)
 {
-	struct tb_slot *s = slot_get(cc, t->timer_id, false);
+	struct tb_slot *s = tb_slot_get(cc, t->timer_id, false);
 
 	if (!s)
 		return;
 	slot_stop(cc, s);
-	backlog_void(cc, s);
+	tb_backlog_void(cc, s);
 }
 
 void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
@@ -372,15 +230,15 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 		return;
 	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
 		uint32_t id = (uint32_t)(r->word[0] >> 32);
-		struct tb_slot *s = slot_get(cc, id, false);
+		struct tb_slot *s = tb_slot_get(cc, id, false);
 
 		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
 		/* The ERROR says the id is not pending: make it so. */
 		if (s) {
 			slot_stop(cc, s);
-			backlog_void(cc, s);
+			tb_backlog_void(cc, s);
 		}
-		deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
+		tb_deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
 		return;
 	}
 	if (t.op == TREC_ARM)
@@ -436,7 +294,7 @@ void tb_cc_clear(struct tb_cc *cc)
 		free(chunk);
 		cc->chunk[c] = NULL;
 	}
-	backlog_free(cc);
+	tb_backlog_free(cc);
 }
 
 /* ---- expiry ---- */

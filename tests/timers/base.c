@@ -519,6 +519,70 @@ static void test_full_ring(void)
 	tbc_close(&t, tb);
 }
 
+/* ---- a client that never pops and keeps re-arming ---- */
+
+#define FLOOD_IDS 4096u
+#define FLOOD_MAX_TIMERS 8192u
+
+/* Each round re-arms FLOOD_IDS timers due at once: each fires, and its
+ * re-arm voids its undelivered FIRE. An anchor timer, fired once after the
+ * ring filled, keeps its FIRE at the head of the backlog, so the voided
+ * records pile up behind it. On bases of FLOOD_MAX_TIMERS timers a client,
+ * the backlog holds at most FLOOD_MAX_TIMERS + TB_SUB_BUDGET records: the
+ * rounds make many more, which must be squeezed out for none to be
+ * dropped. */
+static void test_backlog_bounded(const struct tb_params *good)
+{
+	unsigned rounds = env_uint("BASE_FLOOD_ROUNDS", 20), left = FLOOD_IDS + 1, n;
+	struct timer_bases *main_tb = tb;
+	struct tb_params p = *good;
+	static bool seen[FLOOD_IDS + 1];
+	struct tb_client_stats st;
+	struct timerrec r[256];
+	uint64_t end;
+	struct tbc t;
+
+	p.max_timers = FLOOD_MAX_TIMERS;
+	if (timer_bases_start(&tb, &p) < 0) /* the helpers here use tb */
+		tap_bail("timer_bases_start");
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t g = 1; g <= rounds; g++) {
+		for (uint32_t id = 0; id < FLOOD_IDS; id++) {
+			struct timerrec a = arm_rec(id, g, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+			tbc_push(&t, 0, &a);
+		}
+		if (g == 1) {
+			struct timerrec anchor = arm_rec(FLOOD_IDS, rounds, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+			tbc_push(&t, 0, &anchor);
+		}
+	}
+	OK(wait_pending(&t, 0), "%u re-arms of %u timers never popped: all fired", rounds * FLOOD_IDS, FLOOD_IDS);
+	end = deadline_kns(WAIT_S);
+	while (left && tbc_kns() < end) {
+		n = (unsigned)tbc_pop(&t, 0, r, 256);
+		for (unsigned i = 0; i < n; i++) {
+			if (r[i].op == TREC_FIRE && r[i].gen == rounds && r[i].timer_id <= FLOOD_IDS &&
+			    !seen[r[i].timer_id]) {
+				seen[r[i].timer_id] = true;
+				left--;
+			}
+		}
+		if (!n)
+			tbc_sleep_us(200);
+	}
+	tb_client_stats(tb, t.c, &st);
+	OK(left == 0 && st.dropped == 0,
+	   "the last FIRE of each, and the anchor's, arrived (%u missing), none dropped (%" PRIu64 ")", left,
+	   st.dropped);
+	tbc_close(&t, tb);
+	timer_bases_stop(tb);
+	tb = main_tb;
+}
+
 /* ---- 1e6 pending, cancelled, none fires ---- */
 
 static void test_many(void)
@@ -771,6 +835,7 @@ int main(void)
 	test_full_ring();
 	test_never_early();
 	test_many();
+	test_backlog_bounded(&p);
 	test_free_pending();
 	tbc_bases_stop(tb);
 	tap_plan(ntests);
