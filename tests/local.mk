@@ -23,3 +23,4 @@ include tests/export/local.mk
 include tests/timers/local.mk
 include tests/ring/local.mk
 include tests/proto/local.mk
+include tests/sleep/local.mk

@@ -9,6 +9,7 @@ LIBCLOCKD_SOURCES = \
 	src/libclockd/jiffies.c \
 	src/libclockd/status.c \
 	src/libclockd/vclock.c \
+	src/libclockd/sleep.c \
 	src/shared/latch.c src/shared/latch.h \
 	src/shared/tickmath.h \
 	src/shared/tsc.h
