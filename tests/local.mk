@@ -25,3 +25,4 @@ include tests/ring/local.mk
 include tests/proto/local.mk
 include tests/ctlsock/local.mk
 include tests/libtimers/local.mk
+include tests/sleep/local.mk

@@ -230,6 +230,37 @@ struct clockd_tracking {
 int clockd_tracking(struct clockd_tracking *t, size_t size);
 
 /*
+ * Sleeps and delays (since 0.3).
+ *
+ * clockd_clock_nanosleep() is clock_nanosleep(2) on a clockd clock: it
+ * returns 0 or an error number (it does not set errno): EINVAL for a
+ * tv_nsec outside 0..999999999, a negative tv_sec or an unknown flag,
+ * EFAULT for a NULL @req, EINTR when a signal handler ran (with the time
+ * left in *@rem for a relative sleep, if @rem is not NULL), or a page error
+ * of clockd_clock_gettime (ENOENT, ESTALE, ...; none with the fallback on).
+ * It never returns 0 before the clock reads the target: the clockd clock
+ * may run at another rate than the kernel's, so it sleeps on the kernel's
+ * clock for a little less than what is left, reads again, and spins the
+ * last 50 us. TIMER_ABSTIME sleeps on CLOCKD_REALTIME see a step of the
+ * clock within 100 ms (they sleep in rounds of 100 ms at most). EINTR is
+ * returned when the signal arrives during a round's sleep in the kernel;
+ * one handled between rounds or in the last 50 us does not cut it short.
+ * Any other (kernel) clock id is passed to clock_nanosleep() unchanged.
+ */
+int clockd_clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem);
+
+/* Busy-wait delays, the kernel's ndelay/udelay/mdelay: they spin reading
+ * CLOCKD_MONOTONIC from the moment of the call (the daemon's calibrated
+ * counter, so the resolution is one read, some tens of ns), and never end
+ * sooner than asked. Without a live daemon, or when this process cannot
+ * read the daemon's counter (clockd_clock_getres above 1 us), they spin on
+ * the kernel's CLOCK_MONOTONIC. Not interrupted by signals (a handler's
+ * time counts). */
+void clockd_ndelay(unsigned long ns);
+void clockd_udelay(unsigned long us);
+void clockd_mdelay(unsigned long ms);
+
+/*
  * Timers (since 0.3): the daemon expires them on a thread pinned to the
  * chosen CPU, and the callback runs on that CPU, in a thread of the library
  * pinned there (or, after clockd_fd(), in the thread that calls

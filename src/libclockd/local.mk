@@ -15,6 +15,7 @@ LIBCLOCKD_SOURCES = \
 	src/shared/ring.c src/shared/ring.h \
 	src/shared/timerrec.c src/shared/timerrec.h \
 	src/shared/ctlproto.c src/shared/ctlproto.h \
+	src/libclockd/sleep.c \
 	src/shared/latch.c src/shared/latch.h \
 	src/shared/tickmath.h \
 	src/shared/tsc.h
