@@ -268,7 +268,9 @@ void clockd_mdelay(unsigned long ms);
  * common case: they are records in a ring the daemon drains.
  *
  * The connection: made at the first timer call, to the control socket at
- * $CLOCKD_SOCKET, else CLOCKD_DEFAULT_SOCKET. Further errno values:
+ * $CLOCKD_SOCKET, else the file "control" beside the page (see Instance
+ * above: so CLOCKD_DEFAULT_SOCKET with the default page). Further errno
+ * values:
  *   ECONNREFUSED, ENOENT  no daemon listens at the socket path
  *   EACCES   the socket is not ours to use
  *   ENXIO    the daemon runs no timers on that CPU

@@ -19,6 +19,7 @@
 
 #include "clockctl/clockctl.h"
 #include "shared/ctlproto.h"
+#include "shared/paths.h"
 
 #define REPLY_TIMEOUT_MS 5000
 #define MAX_ROWS 4096 /* more clients than max_clients allows: a broken daemon */
@@ -233,8 +234,18 @@ static int parse_timers_args(int argc, char **argv, const char **path, bool *jso
 
 int verb_timers(const struct ctl *ctl, int argc, char **argv)
 {
-	const char *env = getenv("CLOCKD_SOCKET");
-	struct timers_conn tc = { .fd = -1, .path = env && *env ? env : CLOCKD_DEFAULT_SOCKET };
+	const char *env = getenv("CLOCKD_SOCKET"), *shm = getenv("CLOCKD_SHM");
+	char beside[108];
+	struct timers_conn tc = { .fd = -1, .path = env };
+
+	/* As the library: $CLOCKD_SOCKET, else beside the page. */
+	if (!env || !*env) {
+		if (socket_beside_page(shm && *shm ? shm : CLOCKD_DEFAULT_PAGE, beside, sizeof(beside)) < 0) {
+			ctl_error("the socket beside the page %s: path too long", shm);
+			return CTL_EXIT_USAGE;
+		}
+		tc.path = beside;
+	}
 	struct ctl_msg *cpus = calloc(MAX_ROWS, sizeof(*cpus)), *clients = calloc(MAX_ROWS, sizeof(*clients));
 	unsigned ncpus = 0, nclients = 0;
 	bool json = ctl->json;

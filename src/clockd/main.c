@@ -28,6 +28,7 @@
 #include "clockd/timerbase.h"
 #include "shared/config.h"
 #include "shared/log.h"
+#include "shared/paths.h"
 #include "shared/tickmath.h"
 
 #define MAX_OVERRIDES 64
@@ -340,8 +341,9 @@ static void timers_start(struct clockd *cd)
 		.ring_slots = cfg->timer_ring_slots,
 		.max_timers = cfg->client_max_timers,
 	};
+	char sock[sizeof(cfg->control_socket)];
 	struct ctlserver_params sp = {
-		.path = cfg->control_socket,
+		.path = sock,
 		.max_clients = cfg->max_clients,
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
@@ -349,6 +351,11 @@ static void timers_start(struct clockd *cd)
 	};
 	char cpus[256];
 
+	if (cfg->control_socket[0])
+		snprintf(sock, sizeof(sock), "%s", cfg->control_socket);
+	else if (socket_beside_page(cfg->page, sock, sizeof(sock)) < 0)
+		fatalx("page %s: the control socket beside it would be longer than %zu bytes; "
+		       "set control_socket", cfg->page, sizeof(sock) - 1);
 	if (setenv("CLOCKD_SHM", cfg->page, 1) < 0)
 		fatal("setenv CLOCKD_SHM");
 	clockd_set_fallback(1);
@@ -358,14 +365,9 @@ static void timers_start(struct clockd *cd)
 		fatalx("cannot start the timer bases; see the messages above");
 	ticker_set_bases(&cd->ticker, cd->tb);
 	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
-	/* Not fatal: the time page is the daemon's first service, and a
-	 * socket path held by another daemon (or not a socket) must not take
-	 * it down; timers wait for a restart with a usable path. */
 	if (ctlserver_open(&cd->srv, cd->base, cd->tb, &sp) < 0)
-		log_warnx("control_socket %s: not served; timer clients cannot connect until a restart "
-			  "(see the messages above)", cfg->control_socket);
-	else
-		log_info("timers: bases on CPUs %s, control socket %s", cpus, cfg->control_socket);
+		fatalx("control socket %s: cannot serve it; see the messages above", sock);
+	log_info("timers: bases on CPUs %s, control socket %s", cpus, sock);
 }
 
 /* The server first (no new requests), then the bases (the tick thread

@@ -32,6 +32,7 @@
 
 #include "libclockd/internal.h"
 #include "shared/ctlproto.h"
+#include "shared/paths.h"
 #include "shared/ring.h"
 #include "shared/timerrec.h"
 
@@ -114,14 +115,18 @@ static void conn_put(struct lib_conn *c)
 		conn_free(c);
 }
 
+/* $CLOCKD_SOCKET, else the socket beside the page ($CLOCKD_SHM or the
+ * default page: CLOCKD_DEFAULT_SOCKET). */
 static int socket_path(struct sockaddr_un *sa)
 {
 	const char *p = getenv("CLOCKD_SOCKET");
 
-	if (!p || !*p)
-		p = CLOCKD_DEFAULT_SOCKET;
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
+	if (!p || !*p)
+		return socket_beside_page(lib_page_path(), sa->sun_path, sizeof(sa->sun_path)) < 0
+			       ? -ENAMETOOLONG
+			       : 0;
 	if (strlen(p) >= sizeof(sa->sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa->sun_path, p);

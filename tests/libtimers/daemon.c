@@ -167,11 +167,7 @@ void td_start(const char *const *opts)
 		td_sleep(10000000);
 	}
 	show_log();
-	if (live) {
-		printf("1..0 # SKIP this clockd has no control socket (no timer support)\n");
-		exit(0);
-	}
-	tap_bail("clockd did not come up");
+	tap_bail(live ? "clockd serves its page but not its control socket" : "clockd did not come up");
 }
 
 void td_stop(int sig)

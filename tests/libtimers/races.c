@@ -170,7 +170,7 @@ int main(void)
 
 	td_init();
 	td_start(opts);
-	tap_plan(15);
+	tap_plan(13);
 	test_del_sync();
 	test_mod_running();
 	test_self();

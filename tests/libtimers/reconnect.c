@@ -34,7 +34,7 @@ int main(void)
 	td_init();
 	clockd_timer_setup(&t, count, NULL);
 	clockd_timer_setup(&far, count, NULL);
-	/* A first daemon, only to know it has timers (else a skip). */
+	/* A first daemon, to know it comes up with its socket. */
 	td_start(NULL);
 	td_stop(SIGTERM);
 	tap_plan(7);
