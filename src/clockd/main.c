@@ -340,6 +340,7 @@ static void timers_start(struct clockd *cd)
 		.hz = cfg->hz,
 		.ring_slots = cfg->timer_ring_slots,
 		.max_timers = cfg->client_max_timers,
+		.lead_ns = cfg->timer_lead_ns,
 	};
 	char sock[sizeof(cfg->control_socket)];
 	struct ctlserver_params sp = {

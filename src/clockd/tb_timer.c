@@ -344,15 +344,21 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 	struct hrheap_node *node;
 	uint64_t now, next, exp, overrun;
 
+	uint64_t lead = b->tb->p.lead_ns;
+
 	if (hrheap_count(h) == 0 || clock_now(kind, &now) < 0)
 		return;
-	while ((node = hrheap_peek(h)) && node->deadline <= now) {
+	/* Expired @lead early: the client waits out the rest on the clock
+	 * itself before it notifies (timerrec.h), so the hand-over to it
+	 * happens while the deadline approaches instead of after it. */
+	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
 		exp = node->deadline;
 		overrun = 0;
 		if (s->period) {
-			overrun = periodic_step(&exp, s->period, now, &next);
+			/* Only periods whose expiry has passed are missed. */
+			overrun = periodic_step(&exp, s->period, now > exp ? now : exp, &next);
 			if (next <= INT64_MAX) {
 				hrheap_update(h, node, next);
 			} else {
@@ -365,7 +371,7 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			s->kind = TB_NONE;
 			pending_dec(s->cc);
 		}
-		tb_hist_add(b, now - exp);
+		tb_hist_add(b, now > exp ? now - exp : 0);
 		fire(s, exp, overrun);
 	}
 }
@@ -397,7 +403,8 @@ uint64_t tb_ns_deadline(struct tb_base *b, bool *err)
 		/* What is left on the clockd clock, from now on the kernel's:
 		 * if the clockd clock runs slower, the wake-up finds some left
 		 * and sleeps again for it (converging, never early). */
-		at = sat_add(kns, node->deadline > now ? node->deadline - now : 0);
+		at = node->deadline > sat_add(now, b->tb->p.lead_ns) ? node->deadline - b->tb->p.lead_ns - now : 0;
+		at = sat_add(kns, at);
 		if (at < best)
 			best = at;
 	}

@@ -44,6 +44,8 @@ struct tb_params {
 	uint32_t hz;
 	uint32_t ring_slots;  /* slots of each client ring, a power of two */
 	uint32_t max_timers;  /* per client: timer ids 0 .. max_timers - 1 */
+	uint64_t lead_ns;     /* ns timers are expired this much early; the
+			       * client waits out the rest (timerrec.h) */
 };
 
 /*

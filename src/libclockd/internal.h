@@ -146,7 +146,8 @@ int lib_core_take_err(struct lib_tcore *core);
 /* ptimer.c: a POSIX timer's expiry. Note (lib_tlock held) records the
  * expiry and overrun; notify (not held) sends the notification. */
 struct lib_ptimer_note {
-	uint64_t count; /* 1 + overrun */
+	uint64_t count;   /* 1 + overrun */
+	int64_t expires;  /* on the timer's clock: notify no sooner */
 };
 void lib_ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
 void lib_ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n);

@@ -250,12 +250,26 @@ void lib_ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct li
 	t->last_ns = (int64_t)r->expires;
 	t->overrun = r->overrun > INT_MAX ? INT_MAX : (int)r->overrun;
 	n->count = 1 + r->overrun;
+	n->expires = (int64_t)r->expires;
+}
+
+/* The daemon hands ns expiries over up to its lead early (timerrec.h):
+ * wait out the rest on the timer's own clock, spinning the last stretch,
+ * so that nothing is notified before its expiry. */
+static void wait_expiry(const struct clockd_posix_timer *t, int64_t expires)
+{
+	struct timespec at = { .tv_sec = (time_t)(expires / 1000000000), .tv_nsec = (long)(expires % 1000000000) };
+
+	while (clockd_clock_nanosleep(t->clock, TIMER_ABSTIME, &at, NULL) == EINTR)
+		;
 }
 
 void lib_ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n)
 {
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 
+	if (t->sev.notify != CLOCKD_SIGEV_NONE)
+		wait_expiry(t, n->expires);
 	switch (t->sev.notify) {
 	case CLOCKD_SIGEV_SIGNAL:
 		sigqueue(getpid(), t->sev.signo, t->sev.value);

@@ -34,6 +34,12 @@
  *   ERROR   op 0x82 | timer_id (32-63)                gen |       0        0
  *                                                     errno (32-63)
  *
+ * Lead: the daemon may put a FIRE of a ns timer (CTL_CLOCK_MONOTONIC or
+ * _REALTIME) in the ring up to its configured lead (timer_lead_ns) before
+ * the expiry, so that waking the client overlaps the last stretch; the
+ * client must not notify before its clock reads FIRE.expires (libclockd
+ * waits for it with clockd_clock_nanosleep). Jiffies timers have no lead.
+ *
  * ARM's clock, flags, expires and period mean what they mean in the
  * control protocol's ARM (shared/ctlproto.h: CTL_CLOCK_*, CTL_ARM_*), and
  * are checked the same way. FIRE.expires is the expiry this record is for

@@ -61,7 +61,11 @@ int main(void)
 	td_start(NULL);
 	fired = 0;
 	r = clockd_add_timer(&t, clockd_get_jiffies_64() + 1);
-	tap_ok(r == 0 && td_wait_u64(&fired, 1, WAIT_NS), "a new daemon: the next call connects, the timer ran");
+	err = errno;
+	bool ran = r == 0 && td_wait_u64(&fired, 1, WAIT_NS);
+
+	tap_ok(ran, "a new daemon: the next call connects, the timer ran (%d, %s; fired %llu, pending %d)", r,
+	       r ? strerror(err) : "-", (unsigned long long)fired, clockd_timer_pending(&t));
 	tap_ok(clockd_del_timer_sync(&far) == 0, "the timer of the old daemon stays not pending");
 	return tap_done();
 }
