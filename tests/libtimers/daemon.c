@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,11 +139,19 @@ static void show_log(void)
 	fclose(f);
 }
 
+/* Somebody accepts on the socket: not just a file left by a daemon that
+ * was killed, which the new one replaces after its page is live. */
 static bool socket_there(void)
 {
-	struct stat st;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool up;
 
-	return stat(getenv("CLOCKD_SOCKET"), &st) == 0 && S_ISSOCK(st.st_mode);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", getenv("CLOCKD_SOCKET"));
+	up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return up;
 }
 
 void td_start(const char *const *opts)
