@@ -10,4 +10,5 @@ src_shared_libshared_la_SOURCES = \
 	src/shared/ring.c src/shared/ring.h \
 	src/shared/ctlproto.c src/shared/ctlproto.h \
 	src/shared/timerrec.c src/shared/timerrec.h \
+	src/shared/paths.h \
 	src/shared/devnames.h
