@@ -6,7 +6,8 @@
 #                          foreground on its embedded defaults (Ctrl-C stops)
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build + make check, an ASan/UBSan build +
-#                          make check, make distcheck, and make check-hw
+#                          make check, cppcheck, 20 s of each fuzzer,
+#                          make distcheck, and make check-hw
 #                          (Debian's kernel under qemu: HPET, RTC, GPIO)
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
@@ -18,7 +19,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 gcc-multilib libtsan2 jq valgrind groff-base man-db xz-utils qemu-user
-qemu-system-x86 cpio libelf1 libssl3 chrony"
+qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck"
 
 deps() {
 	missing=
@@ -83,6 +84,10 @@ test)
 	san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 	build build-asan CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 check build-asan
+	echo "== cppcheck (build-aux/cppcheck.sh)"
+	build-aux/cppcheck.sh
+	echo "== fuzzing, 20 s per harness (tests/fuzz/run.sh)"
+	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 20
 	echo "== make distcheck"
 	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror)
 	echo "== make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"

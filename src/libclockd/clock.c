@@ -132,7 +132,9 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_cloc
 	}
 	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
-	snsec = (snsec + delta * mult) >> shift;
+	/* The daemon's shift is below 32; masked, a corrupt page's shift
+	 * gives nonsense, not undefined behaviour (x86 masks it anyway). */
+	snsec = (snsec + delta * mult) >> (shift & 63);
 	/* Past a second only when ticks are a second or more apart (HZ=1). */
 	if (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
 		sec += (int64_t)(snsec / NSEC_PER_SEC);
@@ -179,6 +181,10 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
 	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
+	/* Never hand on a timespec no clock could hold: a page that says so
+	 * is not a page the daemon wrote (found by tests/fuzz/page-fuzz.c). */
+	if (__builtin_expect(nsec >= NSEC_PER_SEC, 0))
+		return lib_read_failed(id, ts, EPROTO);
 	ts->tv_sec = (time_t)sec;
 	ts->tv_nsec = (long)nsec;
 	return 0;
@@ -223,7 +229,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));             \
 		if (__builtin_expect(delta > maxc, 0))                                    \
 			return read_fine_slow(ID, WHICH, ts);                             \
-		ns >>= shift;                                                             \
+		ns >>= shift & 63; /* see read_fine_slow */                              \
 		if (__builtin_expect(ns >= NSEC_PER_SEC, 0)) {                            \
 			sec += (int64_t)(ns / NSEC_PER_SEC);                              \
 			ns %= NSEC_PER_SEC;                                               \
@@ -290,7 +296,12 @@ CLOCKD_EXPORT int clockd_clock_getres(clockid_t id, struct timespec *res)
 	} else {
 		uint32_t m = id == CLOCKD_MONOTONIC_RAW ? d.raw_mult : d.mult;
 
-		/* One counter step, rounded up, at least 1 ns. */
+		/* One counter step, rounded up, at least 1 ns. The daemon's
+		 * shift is below 32; a page saying 64 or more is not its. */
+		if (d.shift > 63) {
+			errno = EPROTO;
+			return -1;
+		}
 		ns = ((uint64_t)m + (1ull << d.shift) - 1) >> d.shift;
 		if (ns == 0)
 			ns = 1;

@@ -166,3 +166,25 @@ out:
 	pthread_mutex_unlock(&page_lock);
 	errno = saved;
 }
+
+/*
+ * For the page fuzzer (tests/fuzz/page-fuzz.c), not exported: unmap the
+ * page and forget every cached result, so that the next read maps the file
+ * afresh. Only for a single-threaded caller: a reader in another thread
+ * would fault on the unmapped page.
+ */
+void lib_page_forget(void);
+void lib_page_forget(void)
+{
+	const struct clockd_page *pg;
+
+	pthread_mutex_lock(&page_lock);
+	pg = __atomic_exchange_n(&lib_page_ptr, NULL, __ATOMIC_ACQ_REL);
+	if (pg)
+		munmap((void *)(uintptr_t)pg, CLOCKD_PAGE_SIZE);
+	page_next_try = 0;
+	page_last_errno = 0;
+	page_dev = 0;
+	page_ino = 0;
+	pthread_mutex_unlock(&page_lock);
+}

@@ -17,6 +17,19 @@ static void copy_name(char *dst, const char *src, size_t n)
 	dst[i] = '\0';
 }
 
+/* Differences and sums of page values in modular arithmetic: a corrupt
+ * page gives nonsense figures, never undefined behaviour (signed overflow;
+ * found by tests/fuzz/page-fuzz.c). */
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int64_t wrap_ns(int64_t sec, int64_t nsec)
+{
+	return (int64_t)((uint64_t)sec * NSEC_PER_SEC + (uint64_t)nsec);
+}
+
 _Static_assert(sizeof(struct clockd_status) >= CLOCKD_STATUS_SIZE_V1, "status struct only grows");
 
 static void status_fill(struct clockd_status *st);
@@ -64,7 +77,7 @@ static void status_fill(struct clockd_status *st)
 	st->jiffies_64 = d.jiffies_64;
 	st->xtime_sec = d.xtime_sec;
 	st->xtime_nsec = d.xtime_nsec;
-	st->age_ns = kmono - (int64_t)d.kernel_mono_ns;
+	st->age_ns = wrap_sub(kmono, (int64_t)d.kernel_mono_ns);
 	st->stale_ns = LOAD_RELAXED(&pg->stale_ns);
 	st->initial_jiffies = LOAD_RELAXED(&pg->initial_jiffies);
 	st->freq_ppb = d.freq_ppb;
@@ -82,10 +95,10 @@ static void status_fill(struct clockd_status *st)
 		st->state = CLOCKD_STATE_LIVE;
 	}
 	if (st->state == CLOCKD_STATE_LIVE && clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) == 0)
-		st->mono_ns = ts_to_ns(&ts);
+		st->mono_ns = wrap_ns(ts.tv_sec, ts.tv_nsec);
 	else
-		st->mono_ns = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
-	st->uptime_ns = st->mono_ns - LOAD_RELAXED(&pg->start_mono_ns);
+		st->mono_ns = wrap_ns(d.coarse_mono_sec, d.coarse_mono_nsec);
+	st->uptime_ns = wrap_sub(st->mono_ns, LOAD_RELAXED(&pg->start_mono_ns));
 }
 
 #define DEVICES_TRIES 1000
@@ -183,7 +196,7 @@ CLOCKD_EXPORT int clockd_tracking(struct clockd_tracking *out, size_t size)
 	t.freq_ppb = d.freq_ppb;
 	t.skew_ppb = d.skew_ppb;
 	t.error_bound_ns = d.error_bound_ns;
-	t.since_event_ns = d.ref_mono_ns ? kclock_ns(CLOCK_MONOTONIC) - d.ref_mono_ns : -1;
+	t.since_event_ns = d.ref_mono_ns ? wrap_sub(kclock_ns(CLOCK_MONOTONIC), d.ref_mono_ns) : -1;
 	memcpy(out, &t, size < sizeof(t) ? size : sizeof(t));
 	return 0;
 }

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# valgrind memcheck (issue #8, part 5) of clockctl (status, time, sources,
+# jiffies, timers) and of a small timer client built here, each against a
+# live daemon: no invalid access, no use of uninitialised memory, no leak
+# ("definitely lost"), else valgrind's exit status 99 fails the check.
+set -u
+: "${top_builddir:?run from make check (top_builddir unset)}"
+CLOCKD=$top_builddir/src/clockd/clockd
+CLOCKCTL=$top_builddir/src/clockctl/.libs/clockctl
+[ -x "$CLOCKCTL" ] || CLOCKCTL=$top_builddir/src/clockctl/clockctl
+LIBDIR=$top_builddir/src/libclockd/.libs
+n=0
+failed=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "1..0 # SKIP valgrind is not installed"
+	exit 0
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-valgrind.XXXXXX") || exit 99
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
+export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+"$CLOCKD" -o page="$T/page" 2>"$T/log" &
+pid=$!
+i=0
+while ! { "$CLOCKCTL" status >/dev/null 2>&1 && [ -S "$T/control" ]; } && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+
+vg() { # vg NAME COMMAND...: memcheck, errors are exit status 99
+	name=$1
+	shift
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		--log-file="$T/vg.$name" "$@" >"$T/out.$name" 2>&1
+	st=$?
+	sed 's/^/# /' "$T/vg.$name" | head -n 30
+	return $st
+}
+
+for verb in status time sources jiffies timers; do
+	vg "$verb" "$CLOCKCTL" "$verb"
+	ok $? "valgrind: clockctl $verb"
+done
+
+cat >"$T/client.c" <<'EOC'
+#include <clockd/clockd.h>
+#include <stdio.h>
+#include <time.h>
+static volatile int fired;
+static void fn(struct clockd_timer *t, void *arg) { (void)t; (void)arg; fired++; }
+int main(void)
+{
+	struct clockd_timer t[8];
+	struct timespec ts = { 0, 1000000 };
+	for (int i = 0; i < 8; i++) {
+		clockd_timer_setup(&t[i], fn, NULL);
+		if (clockd_add_timer(&t[i], clockd_get_jiffies_64() + 2 + i) != 0)
+			return 1;
+	}
+	clockd_del_timer_sync(&t[7]);
+	for (int i = 0; i < 2000 && fired < 7; i++)
+		nanosleep(&ts, NULL);
+	for (int i = 0; i < 8; i++)
+		clockd_del_timer_sync(&t[i]);
+	printf("fired %d\n", fired);
+	return fired == 7 ? 0 : 2;
+}
+EOC
+if ${CC:-cc} -I"$top_srcdir/include" -o "$T/client" "$T/client.c" -L"$LIBDIR" -lclockd -lpthread 2>"$T/cc.log"; then
+	vg client "$T/client"
+	st=$?
+	sed 's/^/# /' "$T/out.client"
+	ok $st "valgrind: a client arming 8 jiffies timers, deleting one, waiting for the rest"
+else
+	sed 's/^/# /' "$T/cc.log"
+	ok 1 "the timer client builds"
+fi
+echo "1..$n"
+exit $failed
