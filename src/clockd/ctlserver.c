@@ -54,6 +54,8 @@ struct ctlserver {
 	struct conn *conns;
 	uint32_t nconns;
 	struct ctl_limits lim;
+	bool accept_paused;        /* out of descriptors: not listening */
+	uint64_t accept_pauses;    /* since the last "accepting again" */
 };
 
 static int64_t mono_ns(void)
@@ -126,6 +128,8 @@ static int send_error(int fd, uint32_t seq, int err, uint16_t ref_type, const ch
 
 /* ---- connections ---- */
 
+static void accept_resume(struct ctlserver *s);
+
 static void conn_free(struct conn *c, const char *why)
 {
 	struct ctlserver *s = c->srv;
@@ -148,6 +152,8 @@ static void conn_free(struct conn *c, const char *why)
 		c->next->prev = c->prev;
 	s->nconns--;
 	free(c);
+	/* A descriptor is free again. */
+	accept_resume(s);
 }
 
 /* The rate quota: true if the message may be processed. Refills the
@@ -459,6 +465,32 @@ static void conn_new(struct ctlserver *s, int fd)
 		  (unsigned long)c->gid);
 }
 
+/*
+ * Out of descriptors (or memory) for a new connection: the waiting one
+ * keeps the socket readable, so listening on would spin on accept(). Stop
+ * listening until a connection closes or the next sweep, a second later;
+ * log the first pause and, when accepting again, how many there were.
+ */
+static void accept_pause(struct ctlserver *s, int err)
+{
+	if (!s->accept_paused) {
+		event_del(s->ev_listen);
+		s->accept_paused = true;
+		if (s->accept_pauses++ == 0)
+			log_warnx("control: cannot accept connections: %s; retrying every %d s (%" PRIu32
+				  " clients served meanwhile)", strerror(err), SWEEP_SEC, s->nconns);
+	}
+}
+
+static void accept_resume(struct ctlserver *s)
+{
+	if (!s->accept_paused)
+		return;
+	if (event_add(s->ev_listen, NULL) < 0)
+		return; /* the next sweep tries again */
+	s->accept_paused = false;
+}
+
 static void on_listen(evutil_socket_t lfd, short what, void *arg)
 {
 	struct ctlserver *s = arg;
@@ -468,9 +500,16 @@ static void on_listen(evutil_socket_t lfd, short what, void *arg)
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(s, errno);
+			else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				log_warn("control: accept");
 			return;
+		}
+		if (s->accept_pauses) {
+			log_notice("control: accepting connections again (%" PRIu64 " pauses for lack of "
+				   "descriptors)", s->accept_pauses);
+			s->accept_pauses = 0;
 		}
 		conn_new(s, fd);
 	}
@@ -490,6 +529,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 		if (c->tbc && tb_client_broken(c->tbc))
 			conn_free(c, "its shared memory is corrupt");
 	}
+	accept_resume(s);
 }
 
 /* ---- the listening socket ---- */

@@ -48,10 +48,9 @@ static bool parse_number(const char *w, bool sign_ok, bool unit, int64_t *out)
 		return *end == '\0';
 	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*out = n * units[i].ns;
-			return true;
-		}
+		if (strcmp(end, units[i].unit) == 0)
+			/* A time past 2^63 ns (292 years) is no time. */
+			return !__builtin_mul_overflow(n, (long long)units[i].ns, out);
 	}
 	return false;
 }
