@@ -17,6 +17,11 @@ bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
 EXTRA_DIST += bench/run.sh
 CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
 
-bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers src/clockd/clockd
+bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers src/clockd/clockd
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench
+# ndelay/udelay accuracy: clockd_ndelay vs a spin on the kernel's clock.
+EXTRA_PROGRAMS += bench/bench-delay
+bench_bench_delay_SOURCES = bench/bench-delay.c
+bench_bench_delay_LDADD = src/libclockd/libclockd.la
+CLEANFILES += bench/bench-delay

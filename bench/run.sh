@@ -17,6 +17,9 @@ until "$builddir/bench/bench-read" >/dev/null 2>&1 </dev/null && [ -s "$dir/page
 	sleep 0.1
 done
 
+echo "== ndelay accuracy (clockd_ndelay vs a spin on the kernel's clock), pinned to CPU 1"
+taskset -c 1 "$builddir/bench/bench-delay"
+
 echo "== read path (libclockd vs kernel vDSO), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 "$builddir/bench/bench-read"
 
