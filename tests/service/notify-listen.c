@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * notify-listen PATH SECONDS: stand in for systemd's side of
+ * $NOTIFY_SOCKET. Binds an AF_UNIX datagram socket at PATH and prints
+ * every assignment of every message it receives, one per line, after the
+ * CLOCK_MONOTONIC time in ms since it started ("1234 READY=1"), until
+ * SECONDS have passed or SIGTERM. Prints "listening" once bound so that
+ * the caller knows when to start the daemon.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One datagram: "A=1\nB=2" becomes two lines. */
+static void print_message(long long at, char *msg)
+{
+	char *save = NULL;
+
+	for (char *l = strtok_r(msg, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		printf("%lld %s\n", at, l);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sigaction act = { .sa_handler = on_term };
+	long long start = now_ms(), limit;
+	char buf[4096];
+	int fd;
+
+	if (argc != 3 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "usage: notify-listen PATH SECONDS\n");
+		return 2;
+	}
+	limit = atoll(argv[2]) * 1000;
+	sigaction(SIGTERM, &act, NULL);
+	memcpy(sa.sun_path, argv[1], strlen(argv[1]));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("notify-listen: socket/bind");
+		return 1;
+	}
+	printf("0 listening\n");
+	fflush(stdout);
+	while (!stop && now_ms() - start < limit) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0 && errno != EINTR) {
+			perror("notify-listen: recv");
+			return 1;
+		}
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		print_message(now_ms() - start, buf);
+	}
+	unlink(argv[1]);
+	return 0;
+}
