@@ -183,15 +183,20 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
  * then the -o overrides, then the checks between keys. All or nothing:
  * 0 with @out filled, or -1 after reporting every error.
  */
-/* config_load with its "FILE:LINE: KEY: why" lines going through the log
- * (so that the journal files them as warnings). */
+/* config_load with its "FILE:LINE: KEY: why" lines as they are on a
+ * terminal, and through the log for the journal (which files them as
+ * warnings, with the "<N>" prefix). */
 static int load_file(const char *path, struct clockd_config *cfg)
 {
 	char *text = NULL, *line, *save = NULL;
 	size_t len = 0;
-	FILE *errs = open_memstream(&text, &len);
-	int r = config_load(cfg, path, errs ? errs : stderr);
+	FILE *errs;
+	int r;
 
+	if (!log_to_journal())
+		return config_load(cfg, path, stderr);
+	errs = open_memstream(&text, &len);
+	r = config_load(cfg, path, errs ? errs : stderr);
 	if (!errs)
 		return r;
 	fclose(errs);

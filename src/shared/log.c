@@ -36,6 +36,7 @@ void log_init(const char *ident, int level)
 
 void log_set_level(int level) { log_level = level; }
 int log_get_level(void) { return log_level; }
+bool log_to_journal(void) { return log_prefix; }
 
 int log_level_from_name(const char *name)
 {

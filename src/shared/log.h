@@ -17,6 +17,8 @@
 void log_init(const char *ident, int level);
 void log_set_level(int level);
 int log_get_level(void);
+/* Whether lines go to the journal (with "<N>" prefixes). */
+bool log_to_journal(void);
 /* Parse "error", "warning", "notice", "info", "debug"; -1 if none. */
 int log_level_from_name(const char *name);
 

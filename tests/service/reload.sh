@@ -3,7 +3,9 @@
 # configuration file is rejected as a whole, each fault logged as
 # FILE:LINE, and the daemon keeps serving with its old values (HZ, and
 # log_level: no debug line appears); a good file then applies log_level at
-# once and names the keys that need a restart.
+# once and names the keys that need a restart. When stderr is the journal
+# ($JOURNAL_STREAM names it) the lines carry "<N>" priorities instead of
+# "clockd: ", the FILE:LINE errors as warnings.
 . "$top_srcdir/tests/service/lib.sh"
 
 conf=$tmp/clockd.conf
@@ -62,5 +64,18 @@ ok $? "the daemon stops cleanly (exit $rc)"
 rc=$?
 [ $rc -eq 1 ]
 ok $? "clockctl reload without a running daemon exits 1: $(cat "$tmp/out")"
+
+# --- journal priorities ---------------------------------------------------------
+printf 'hz = 250\nno_such_key = 1\n' >"$conf"
+: >"$tmp/j.log"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/j.log") "$CLOCKD" -c "$conf" -o page="$tmp/page" 2>>"$tmp/j.log"
+has "$tmp/j.log" "^<4>$conf:2: no_such_key: unknown key\$" && has "$tmp/j.log" '^<3>.*configuration rejected$' &&
+	! has "$tmp/j.log" '^clockd: '
+ok $? "stderr is the journal: <4> FILE:LINE errors, <3> for the fatal one, no clockd: prefix"
+JOURNAL_STREAM=1:1 "$CLOCKD" -c "$conf" -o page="$tmp/page" 2>"$tmp/k.log"
+has "$tmp/k.log" "^$conf:2: no_such_key: unknown key\$" && has "$tmp/k.log" '^clockd: .*configuration rejected$' &&
+	! has "$tmp/k.log" '^<[0-9]>'
+ok $? "a JOURNAL_STREAM naming another file (inherited) changes nothing"
+[ $tap_failed -eq 0 ] || diag "$tmp/j.log" "$tmp/k.log"
 
 done_testing
