@@ -6,7 +6,10 @@
 check_PROGRAMS += tests/service/notify-listen
 tests_service_notify_listen_SOURCES = tests/service/notify-listen.c
 tests_service_notify_listen_LDADD = src/libclockd/libclockd.la
-TESTS += tests/service/notify.sh tests/service/activate.sh tests/service/privilege.sh \
+check_PROGRAMS += tests/service/logrepeat
+tests_service_logrepeat_SOURCES = tests/service/logrepeat.c
+tests_service_logrepeat_LDADD = tests/libtap.la src/shared/libshared.la
+TESTS += tests/service/logrepeat tests/service/notify.sh tests/service/activate.sh tests/service/privilege.sh \
 	tests/service/reload.sh tests/service/install.sh
 EXTRA_DIST += tests/service/notify.sh tests/service/activate.sh tests/service/privilege.sh \
 	tests/service/reload.sh tests/service/install.sh tests/service/lib.sh
