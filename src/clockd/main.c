@@ -116,12 +116,6 @@ static void help_config(void)
 	}
 }
 
-/*
- * The tick thread's watchdog, every half stale limit (at least 100 ms): if
- * the page has not been updated for stale_ns (a hung device), raise the
- * page's alarm so every reader fails with ESTALE instead of reading old
- * time; clear it when ticks resume.
- */
 /* STATUS= for systemctl status: the state, then what runs. */
 static void notify_status(struct clockd *cd, const char *state)
 {
@@ -135,13 +129,21 @@ static void notify_status(struct clockd *cd, const char *state)
  * by wd_interval_ns, give or take one on_watch period. */
 static void watchdog_ping(struct clockd *cd, int64_t now)
 {
-	if (!cd->wd_interval_ns ||
-	    now - cd->wd_last_ns < (int64_t)(cd->wd_interval_ns - cd->watch_period_ns))
+	uint64_t gap = cd->wd_interval_ns > cd->watch_period_ns ? cd->wd_interval_ns - cd->watch_period_ns : 0;
+
+	if (!cd->wd_interval_ns || now - cd->wd_last_ns < (int64_t)gap)
 		return;
 	sd_notify(0, "WATCHDOG=1");
 	cd->wd_last_ns = now;
 }
 
+/*
+ * The tick thread's watchdog, every half stale limit (at least 100 ms): if
+ * the page has not been updated for stale_ns (a hung device), raise the
+ * page's alarm so every reader fails with ESTALE instead of reading old
+ * time; clear it when ticks resume. STATUS= follows the alarm, and only a
+ * check that saw progress pings systemd's watchdog.
+ */
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
 	struct clockd *cd = arg;
@@ -178,11 +180,6 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(cd->base);
 }
 
-/*
- * The effective configuration: the embedded defaults, the file (if any),
- * then the -o overrides, then the checks between keys. All or nothing:
- * 0 with @out filled, or -1 after reporting every error.
- */
 /* config_load with its "FILE:LINE: KEY: why" lines as they are on a
  * terminal, and through the log for the journal (which files them as
  * warnings, with the "<N>" prefix). */
@@ -206,6 +203,11 @@ static int load_file(const char *path, struct clockd_config *cfg)
 	return r;
 }
 
+/*
+ * The effective configuration: the embedded defaults, the file (if any),
+ * then the -o overrides, then the checks between keys. All or nothing:
+ * 0 with @out filled, or -1 after reporting every error.
+ */
 static int config_build(const struct clockd *cd, struct clockd_config *out)
 {
 	struct clockd_config cfg;
