@@ -27,3 +27,4 @@ include tests/ctlsock/local.mk
 include tests/libtimers/local.mk
 include tests/sleep/local.mk
 include tests/stress/local.mk
+include tests/service/local.mk

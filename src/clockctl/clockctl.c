@@ -43,6 +43,7 @@ static const struct verb verbs[] = {
 	  "      --socket PATH  the daemon's control socket (default $CLOCKD_SOCKET, else\n"
 	  "                     " CLOCKD_DEFAULT_SOCKET ")\n"
 	  "      --json         as the global --json\n" },
+	{ "reload", 0, 0, verb_reload, "", "make the daemon re-read its configuration (SIGHUP)", NULL },
 	{ "help", 0, 0, verb_help, "", "show this help", NULL },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -38,6 +38,7 @@ verb_fn verb_watch;
 verb_fn verb_sources;
 verb_fn verb_tracking;
 verb_fn verb_timers;
+verb_fn verb_reload;
 
 /* --- output.c --- */
 

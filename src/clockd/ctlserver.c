@@ -49,6 +49,7 @@ struct ctlserver {
 	struct ctlserver_params p;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool unlink_at_close;
+	struct log_repeat accept_errors;
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -503,9 +504,10 @@ static void on_listen(evutil_socket_t lfd, short what, void *arg)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 				accept_pause(s, errno);
 			else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_warn("control: accept");
+				log_repeat(&s->accept_errors, LOG_WARNING, true, "control: accept");
 			return;
 		}
+		log_repeat_end(&s->accept_errors, "control: accept works again");
 		if (s->accept_pauses) {
 			log_notice("control: accepting connections again (%" PRIu64 " pauses for lack of "
 				   "descriptors)", s->accept_pauses);
@@ -579,7 +581,7 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa)
 	return 0;
 }
 
-static int bind_socket(const char *path)
+int ctlserver_listen(const char *path, gid_t gid)
 {
 	struct sockaddr_un sa;
 	mode_t old;
@@ -598,12 +600,17 @@ static int bind_socket(const char *path)
 		log_warn("control_socket: %s: bind", path);
 		goto err_close;
 	}
+	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) {
+		log_warn("control_socket: %s: cannot give it to group %lu", path, (unsigned long)gid);
+		goto err_unlink;
+	}
 	if (chmod(path, 0660) < 0 || listen(fd, 64) < 0) {
 		log_warn("control_socket: %s: chmod/listen", path);
-		unlink(path);
-		goto err_close;
+		goto err_unlink;
 	}
 	return fd;
+err_unlink:
+	unlink(path);
 err_close:
 	close(fd);
 	return -1;
@@ -624,6 +631,7 @@ int ctlserver_adopt(struct ctlserver **out, struct event_base *base, struct time
 	s->fd = fd;
 	snprintf(s->path, sizeof(s->path), "%s", p->path);
 	s->p.path = s->path;
+	s->unlink_at_close = p->owns_path;
 	s->lim.ncpus = mask ? 64u - (unsigned)__builtin_clzll(mask) : 0;
 	s->lim.max_timers = p->max_timers;
 	s->ev_listen = event_new(base, fd, EV_READ | EV_PERSIST, on_listen, s);
@@ -649,15 +657,16 @@ err_close:
 int ctlserver_open(struct ctlserver **out, struct event_base *base, struct timer_bases *tb,
 		   const struct ctlserver_params *p)
 {
-	int fd = bind_socket(p->path);
+	struct ctlserver_params own = *p;
+	int fd = ctlserver_listen(p->path, (gid_t)-1);
 
 	if (fd < 0)
 		return -1;
-	if (ctlserver_adopt(out, base, tb, p, fd) < 0) {
+	own.owns_path = true;
+	if (ctlserver_adopt(out, base, tb, &own, fd) < 0) {
 		unlink(p->path);
 		return -1;
 	}
-	(*out)->unlink_at_close = true;
 	log_info("control: listening on %s (max_clients %" PRIu32 ", %" PRIu32 " msgs/s, %" PRIu32
 		 " timers per client)", p->path, p->max_clients, p->max_msgs_per_sec, p->max_timers);
 	return 0;

@@ -21,7 +21,9 @@
 #ifndef CLOCKD_CTLSERVER_H
 #define CLOCKD_CTLSERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <event2/event.h>
 
@@ -35,6 +37,8 @@ struct ctlserver_params {
 	uint32_t max_msgs_per_sec; /* per client */
 	uint32_t max_timers;       /* per client (HELLO_ACK, decode limits) */
 	uint32_t ring_slots;       /* HELLO_ACK */
+	bool owns_path;            /* ctlserver_adopt: unlink path at close (bound by
+				    * ctlserver_listen, not passed by systemd) */
 };
 
 /*
@@ -44,8 +48,16 @@ struct ctlserver_params {
  */
 int ctlserver_open(struct ctlserver **out, struct event_base *base, struct timer_bases *tb,
 		   const struct ctlserver_params *p);
-/* Serve an already-listening socket @fd (socket activation, issue #6);
- * takes it over, and never unlinks a path. 0, or -1 logged (fd closed). */
+/*
+ * Bind @path (mode 0660, group @gid unless (gid_t)-1) and listen: the
+ * first half of ctlserver_open, for a daemon that binds while privileged
+ * and serves after dropping privileges. Same stale-socket rule. The fd,
+ * or -1 logged.
+ */
+int ctlserver_listen(const char *path, gid_t gid);
+/* Serve an already-listening socket @fd (socket activation, issue #6, or
+ * ctlserver_listen's); takes it over, and unlinks @p->path at close only
+ * if @p->owns_path. 0, or -1 logged (fd closed). */
 int ctlserver_adopt(struct ctlserver **out, struct event_base *base, struct timer_bases *tb,
 		    const struct ctlserver_params *p, int fd);
 /* Drop every client (their timers go), close the socket and unlink the

@@ -4,12 +4,21 @@
  * logged and the daemon carries on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -44,6 +53,18 @@ struct clockd {
 	struct event *ev_term, *ev_int, *ev_hup, *ev_watch;
 	uint64_t watch_updates;   /* tk.updates at the last progress seen */
 	int64_t watch_progress_ns; /* kernel CLOCK_MONOTONIC of that */
+	uint64_t watch_period_ns;  /* how often on_watch runs */
+	uint64_t wd_interval_ns;   /* WATCHDOG=1 this often while ticking; 0: off */
+	int64_t wd_last_ns;        /* the last WATCHDOG=1 */
+	const char *src_name, *tick_name; /* as started, for STATUS= */
+	const char *state;         /* for STATUS=: starting, live, tick stalled... */
+	uid_t run_uid;             /* who the daemon runs as once set up */
+	gid_t run_gid;
+	const char *run_user;      /* NULL: stays as started */
+	gid_t page_gid, socket_gid;
+	char ctl_path[108];        /* the control socket */
+	int ctl_fd;                /* bound or passed, until served */
+	bool ctl_owned;            /* bound here (not passed by systemd) */
 	struct devices dv;
 	struct pagefile pf;
 	struct timekeeper tk;
@@ -95,11 +116,33 @@ static void help_config(void)
 	}
 }
 
+/* STATUS= for systemctl status: the state, then what runs. */
+static void notify_status(struct clockd *cd, const char *state)
+{
+	cd->state = state;
+	sd_notifyf(0, "STATUS=%s: source %s, tick %s, HZ %u", state, cd->src_name, cd->tick_name,
+		   cd->cfg.hz);
+}
+
+/* WATCHDOG=1, called by on_watch only when it saw the tick make progress:
+ * a hung tick thread stops the pings and systemd's watchdog fires. Spaced
+ * by wd_interval_ns, give or take one on_watch period. */
+static void watchdog_ping(struct clockd *cd, int64_t now)
+{
+	uint64_t gap = cd->wd_interval_ns > cd->watch_period_ns ? cd->wd_interval_ns - cd->watch_period_ns : 0;
+
+	if (!cd->wd_interval_ns || now - cd->wd_last_ns < (int64_t)gap)
+		return;
+	sd_notify(0, "WATCHDOG=1");
+	cd->wd_last_ns = now;
+}
+
 /*
  * The tick thread's watchdog, every half stale limit (at least 100 ms): if
  * the page has not been updated for stale_ns (a hung device), raise the
  * page's alarm so every reader fails with ESTALE instead of reading old
- * time; clear it when ticks resume.
+ * time; clear it when ticks resume. STATUS= follows the alarm, and only a
+ * check that saw progress pings systemd's watchdog.
  */
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
@@ -114,13 +157,16 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 		if (alarm & CLOCKD_ALARM_TICK_STOPPED) {
 			__atomic_store_n(&cd->pf.pg->alarm, alarm & ~CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
 			log_notice("tick: ticking again; alarm cleared");
+			notify_status(cd, "live");
 		}
+		watchdog_ping(cd, now);
 		return;
 	}
 	if (!(alarm & CLOCKD_ALARM_TICK_STOPPED) && now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns) {
 		__atomic_store_n(&cd->pf.pg->alarm, alarm | CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
 		log_warnx("tick: no update for %lld ms; alarm raised, readers get ESTALE",
 			  (long long)((now - cd->watch_progress_ns) / 1000000));
+		notify_status(cd, "tick stalled");
 	}
 }
 
@@ -129,8 +175,32 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	struct clockd *cd = arg;
 
 	log_info("signal %d: stopping", (int)sig);
+	notify_status(cd, "stopping");
 	sd_notify(0, "STOPPING=1");
 	event_base_loopbreak(cd->base);
+}
+
+/* config_load with its "FILE:LINE: KEY: why" lines as they are on a
+ * terminal, and through the log for the journal (which files them as
+ * warnings, with the "<N>" prefix). */
+static int load_file(const char *path, struct clockd_config *cfg)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *errs;
+	int r;
+
+	if (!log_to_journal())
+		return config_load(cfg, path, stderr);
+	errs = open_memstream(&text, &len);
+	r = config_load(cfg, path, errs ? errs : stderr);
+	if (!errs)
+		return r;
+	fclose(errs);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_warnx("%s", line);
+	free(text);
+	return r;
 }
 
 /*
@@ -144,7 +214,7 @@ static int config_build(const struct clockd *cd, struct clockd_config *out)
 	char why[256];
 
 	config_defaults(&cfg);
-	if (cd->config_path && config_load(&cfg, cd->config_path, stderr) < 0)
+	if (cd->config_path && load_file(cd->config_path, &cfg) < 0)
 		return -1;
 	for (int i = 0; i < cd->noverrides; i++) {
 		char *eq = strchr(cd->overrides[i], '=');
@@ -176,8 +246,10 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct clockd *cd = arg;
 	struct clockd_config next;
+	const char *state = cd->state;
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)(kclock_ns(CLOCK_MONOTONIC) / 1000));
+	notify_status(cd, "reloading");
 	if (config_build(cd, &next) < 0) {
 		log_warnx("reload: configuration rejected; the running one is unchanged");
 		goto out;
@@ -197,6 +269,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 		}
 	}
 out:
+	notify_status(cd, state);
 	sd_notify(0, "READY=1");
 }
 
@@ -261,9 +334,18 @@ static void setup_events(struct clockd *cd)
 	cd->ev_int = evsignal_new(cd->base, SIGINT, on_stop, cd);
 	cd->ev_hup = evsignal_new(cd->base, SIGHUP, on_reload, cd);
 	cd->ev_watch = event_new(cd->base, -1, EV_PERSIST, on_watch, cd);
-	/* Half the stale limit, but not more often than 10 times a second: a
-	 * wake-up costs tens of microseconds on a virtual machine. */
-	uint64_t period = cd->tk.stale_ns / 2 > WATCH_MIN_NS ? cd->tk.stale_ns / 2 : WATCH_MIN_NS;
+	/* Half the stale limit (and half the watchdog interval, so that a
+	 * ping is never late by more than that), but not more often than 10
+	 * times a second: a wake-up costs tens of microseconds on a virtual
+	 * machine. */
+	uint64_t period = cd->tk.stale_ns / 2;
+
+	if (cd->wd_interval_ns && cd->wd_interval_ns / 2 < period)
+		period = cd->wd_interval_ns / 2;
+	if (period < WATCH_MIN_NS)
+		period = WATCH_MIN_NS;
+	cd->watch_period_ns = period;
+
 	struct timeval half = { .tv_sec = (time_t)(period / NSEC_PER_SEC),
 				.tv_usec = (suseconds_t)(period % NSEC_PER_SEC / 1000) };
 
@@ -272,6 +354,190 @@ static void setup_events(struct clockd *cd)
 	    event_add(cd->ev_watch, &half) < 0 || event_add(cd->ev_term, NULL) < 0 ||
 	    event_add(cd->ev_int, NULL) < 0 || event_add(cd->ev_hup, NULL) < 0)
 		fatalx("libevent: cannot add events");
+}
+
+/*
+ * The systemd watchdog: with watchdog = auto and $WATCHDOG_USEC set (for
+ * this process), ping at half its period. Read before the events, whose
+ * period follows it.
+ */
+static void watchdog_setup(struct clockd *cd)
+{
+	uint64_t usec = 0;
+	int r;
+
+	if (strcmp(cd->cfg.watchdog, "off") == 0)
+		return;
+	r = sd_watchdog_enabled(0, &usec);
+	if (r < 0) {
+		errno = -r;
+		log_warn("watchdog: cannot read $WATCHDOG_USEC; no watchdog pings");
+		return;
+	}
+	if (r == 0)
+		return;
+	cd->wd_interval_ns = usec * 1000 / 2;
+	if (cd->wd_interval_ns < 2 * WATCH_MIN_NS)
+		log_warnx("watchdog: %llu ms is too short for clockd's checks (every %llu ms); "
+			  "expect it to fire", (unsigned long long)(usec / 1000),
+			  (unsigned long long)(WATCH_MIN_NS / 1000000));
+	log_info("watchdog: WATCHDOG=1 every %llu ms while the tick advances",
+		 (unsigned long long)(cd->wd_interval_ns / 1000000));
+}
+
+/* ---- identity and privileges ---- */
+
+/* A group by name or number; a start error if there is none. */
+static gid_t group_id(const char *key, const char *name)
+{
+	struct group *gr = getgrnam(name);
+	char *end;
+	unsigned long n;
+
+	if (gr)
+		return gr->gr_gid;
+	n = strtoul(name, &end, 10);
+	if (*name && !*end && n < (gid_t)-1)
+		return (gid_t)n;
+	fatalx("%s %s: no such group", key, name);
+}
+
+/*
+ * Who the daemon runs as (user, group) and the groups of the page and the
+ * socket (empty: the group it runs as), looked up before anything is
+ * opened: an unknown name is a start error, not a half-started daemon.
+ */
+static void resolve_identity(struct clockd *cd)
+{
+	const struct clockd_config *cfg = &cd->cfg;
+
+	cd->run_uid = geteuid();
+	cd->run_gid = getegid();
+	if (cfg->user[0]) {
+		struct passwd *pw = getpwnam(cfg->user);
+
+		if (!pw)
+			fatalx("user %s: no such user", cfg->user);
+		cd->run_user = cfg->user;
+		cd->run_uid = pw->pw_uid;
+		cd->run_gid = pw->pw_gid;
+	}
+	if (cfg->group[0])
+		cd->run_gid = group_id("group", cfg->group);
+	cd->page_gid = cfg->page_group[0] ? group_id("page_group", cfg->page_group) : cd->run_gid;
+	cd->socket_gid = cfg->socket_group[0] ? group_id("socket_group", cfg->socket_group) : cd->run_gid;
+}
+
+/* The capability sets of this thread (and of the threads it starts) to
+ * exactly @keep (bits of CAP_*), inheritable none. */
+static void set_caps(uint64_t keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	data[0].effective = data[0].permitted = (uint32_t)keep;
+	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		fatal("capset");
+}
+
+/* The bounding set down to @keep, so that not even an exec could regain
+ * more. Needs CAP_SETPCAP: without it (a container) the unit's
+ * CapabilityBoundingSet= is the bound, and we say so. */
+static void drop_bounding(uint64_t keep)
+{
+	for (unsigned c = 0; c < 64; c++) {
+		if (keep >> c & 1)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)c, 0L, 0L, 0L) < 0) {
+			if (errno != EINVAL)
+				log_warn("cannot drop capability %u from the bounding set", c);
+			return; /* EINVAL: past the kernel's last capability */
+		}
+	}
+}
+
+/*
+ * After the devices, the page and the socket are open, and before any
+ * thread starts (capabilities are per thread; threads inherit them): run
+ * as user/group, keeping only CAP_SYS_NICE, and only when the timer
+ * threads use SCHED_FIFO. With neither user nor group set, nothing
+ * changes (the daemon stays as started).
+ */
+static void drop_privileges(const struct clockd *cd)
+{
+	const struct clockd_config *cfg = &cd->cfg;
+	uint64_t keep = cfg->timer_priority > 0 ? 1ull << CAP_SYS_NICE : 0;
+
+	if (!cfg->user[0] && !cfg->group[0])
+		return;
+	if (geteuid() != 0) {
+		if (cd->run_uid == geteuid() && cd->run_gid == getegid())
+			return;
+		fatalx("user %s, group %s: only root can switch to them", cfg->user[0] ? cfg->user : "-",
+		       cfg->group[0] ? cfg->group : "-");
+	}
+	drop_bounding(keep);
+	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) < 0)
+		fatal("prctl PR_SET_KEEPCAPS");
+	if ((cd->run_user ? initgroups(cd->run_user, cd->run_gid) : setgroups(0, NULL)) < 0)
+		fatal("cannot set the supplementary groups");
+	if (setresgid(cd->run_gid, cd->run_gid, cd->run_gid) < 0)
+		fatal("cannot switch to gid %lu", (unsigned long)cd->run_gid);
+	if (setresuid(cd->run_uid, cd->run_uid, cd->run_uid) < 0)
+		fatal("cannot switch to uid %lu", (unsigned long)cd->run_uid);
+	if (prctl(PR_SET_KEEPCAPS, 0L, 0L, 0L, 0L) < 0)
+		fatal("prctl PR_SET_KEEPCAPS");
+	set_caps(keep);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0L, 0L, 0L);
+	log_info("privileges: running as uid %lu gid %lu, capabilities: %s", (unsigned long)cd->run_uid,
+		 (unsigned long)cd->run_gid, keep ? "cap_sys_nice (timer_priority)" : "none");
+}
+
+/*
+ * The control socket, before privileges go: the one systemd passed
+ * (clockd.socket; sd_listen_fds), else bound here at control_socket (or
+ * "control" beside the page), mode 0660, group socket_group. It is served
+ * once the timer bases run (timers_start).
+ */
+static void control_socket_open(struct clockd *cd)
+{
+	const struct clockd_config *cfg = &cd->cfg;
+	struct sockaddr_un sa;
+	socklen_t salen = sizeof(sa);
+	int n;
+
+	if (cfg->control_socket[0])
+		snprintf(cd->ctl_path, sizeof(cd->ctl_path), "%s", cfg->control_socket);
+	else if (socket_beside_page(cfg->page, cd->ctl_path, sizeof(cd->ctl_path)) < 0)
+		fatalx("page %s: the control socket beside it would be longer than %zu bytes; "
+		       "set control_socket", cfg->page, sizeof(cd->ctl_path) - 1);
+	n = sd_listen_fds(1);
+	if (n < 0) {
+		errno = -n;
+		fatal("socket activation: $LISTEN_FDS");
+	}
+	if (n > 1)
+		fatalx("socket activation: %d sockets passed; clockd serves one, its control socket", n);
+	if (n == 0) {
+		cd->ctl_fd = ctlserver_listen(cd->ctl_path, cd->socket_gid);
+		if (cd->ctl_fd < 0)
+			fatalx("control socket %s: cannot serve it; see the messages above", cd->ctl_path);
+		cd->ctl_owned = true;
+		return;
+	}
+	cd->ctl_fd = SD_LISTEN_FDS_START;
+	if (sd_is_socket_unix(cd->ctl_fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
+		fatalx("socket activation: the passed socket is not a listening Unix SOCK_SEQPACKET socket");
+	/* systemd passes it blocking; the accept loop needs it not to be. */
+	if (fcntl(cd->ctl_fd, F_SETFL, fcntl(cd->ctl_fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    fcntl(cd->ctl_fd, F_SETFD, FD_CLOEXEC) < 0)
+		fatal("socket activation: fcntl");
+	if (getsockname(cd->ctl_fd, (struct sockaddr *)&sa, &salen) == 0 && salen > sizeof(sa_family_t) &&
+	    sa.sun_path[0])
+		snprintf(cd->ctl_path, sizeof(cd->ctl_path), "%.*s",
+			 (int)(salen - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
+	log_info("control: socket %s passed by systemd", cd->ctl_path);
 }
 
 /* "0,2-3" for the messages. */
@@ -342,21 +608,16 @@ static void timers_start(struct clockd *cd)
 		.max_timers = cfg->client_max_timers,
 		.lead_ns = cfg->timer_lead_ns,
 	};
-	char sock[sizeof(cfg->control_socket)];
 	struct ctlserver_params sp = {
-		.path = sock,
+		.path = cd->ctl_path,
 		.max_clients = cfg->max_clients,
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
 		.ring_slots = cfg->timer_ring_slots,
+		.owns_path = cd->ctl_owned,
 	};
 	char cpus[256];
 
-	if (cfg->control_socket[0])
-		snprintf(sock, sizeof(sock), "%s", cfg->control_socket);
-	else if (socket_beside_page(cfg->page, sock, sizeof(sock)) < 0)
-		fatalx("page %s: the control socket beside it would be longer than %zu bytes; "
-		       "set control_socket", cfg->page, sizeof(sock) - 1);
 	if (setenv("CLOCKD_SHM", cfg->page, 1) < 0)
 		fatal("setenv CLOCKD_SHM");
 	clockd_set_fallback(1);
@@ -366,9 +627,13 @@ static void timers_start(struct clockd *cd)
 		fatalx("cannot start the timer bases; see the messages above");
 	ticker_set_bases(&cd->ticker, cd->tb);
 	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
-	if (ctlserver_open(&cd->srv, cd->base, cd->tb, &sp) < 0)
-		fatalx("control socket %s: cannot serve it; see the messages above", sock);
-	log_info("timers: bases on CPUs %s, control socket %s", cpus, sock);
+	/* ctlserver_adopt closes the fd on failure. */
+	if (ctlserver_adopt(&cd->srv, cd->base, cd->tb, &sp, cd->ctl_fd) < 0)
+		fatalx("control socket %s: cannot serve it; see the messages above", cd->ctl_path);
+	cd->ctl_fd = -1;
+	log_info("timers: bases on CPUs %s, control socket %s (max_clients %u, %u msgs/s, "
+		 "%u timers per client)", cpus, cd->ctl_path, cfg->max_clients,
+		 cfg->client_max_msgs_per_sec, cfg->client_max_timers);
 }
 
 /* The server first (no new requests), then the bases (the tick thread
@@ -402,7 +667,7 @@ static void teardown(struct clockd *cd)
 
 int main(int argc, char **argv)
 {
-	struct clockd cd = { 0 };
+	struct clockd cd = { .ctl_fd = -1 };
 	bool check_only = false;
 	struct clocksource *cs;
 	struct tick_device *td;
@@ -415,6 +680,7 @@ int main(int argc, char **argv)
 			cd.config_path ? cd.config_path : "(embedded defaults)");
 		return EXIT_SUCCESS;
 	}
+	resolve_identity(&cd);
 	if (export_open(&cd.ex, &cd.cfg) < 0)
 		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
 	if (devices_open(&cd.dv, &cd.cfg) < 0)
@@ -425,19 +691,25 @@ int main(int argc, char **argv)
 		devices_add_reference(&cd.dv, cd.ref.name, cd.ref.device);
 	cs = devices_source(&cd.dv);
 	td = devices_tick(&cd.dv);
-	if (pagefile_open(&cd.pf, cd.cfg.page) < 0)
+	if (pagefile_open(&cd.pf, cd.cfg.page) < 0 ||
+	    pagefile_set_access(&cd.pf, (mode_t)strtoul(cd.cfg.page_mode, NULL, 8), cd.page_gid) < 0)
 		fatalx("%s: cannot use the time page", cd.cfg.page);
 	devices_attach(&cd.dv, cd.pf.pg);
 	if (tk_init(&cd.tk, &cd.pf, cs, &cd.cfg, td->ops->name, td->self_paced) < 0)
 		fatalx("timekeeper set-up failed");
 	discipline_init(&cd.disc, &cd.tk, cd.pf.pg, &cd.ref, &cd.cfg);
+	control_socket_open(&cd);
+	drop_privileges(&cd);
+	watchdog_setup(&cd);
 	setup_events(&cd);
+	cd.src_name = cs->ops->name;
+	cd.tick_name = td->ops->name;
 	/* From ticker_start on, the timekeeper and the devices belong to the
 	 * tick thread. */
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
 		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
-	sd_notifyf(0, "STATUS=source %s, tick %s, HZ %u", cs->ops->name, td->ops->name, cd.cfg.hz);
+	notify_status(&cd, "starting");
 	cd.ticker.ref = &cd.ref;
 	cd.ticker.disc = &cd.disc;
 	cd.ticker.ex = &cd.ex;
@@ -447,6 +719,10 @@ int main(int argc, char **argv)
 	if (reference_start(&cd.ref) < 0)
 		fatalx("reference %s: cannot start", cd.cfg.reference);
 	timers_start(&cd);
+	/* Ready: the page is live (ticker_start returned after the first
+	 * publication), the timer bases run and the control socket serves. */
+	cd.wd_last_ns = kclock_ns(CLOCK_MONOTONIC);
+	notify_status(&cd, "live");
 	sd_notify(0, "READY=1");
 	event_base_dispatch(cd.base);
 	teardown(&cd);

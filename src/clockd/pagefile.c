@@ -172,6 +172,19 @@ err_unlink:
 	return -1;
 }
 
+int pagefile_set_access(struct pagefile *pf, mode_t mode, gid_t gid)
+{
+	if (gid != (gid_t)-1 && fchown(pf->fd, (uid_t)-1, gid) < 0) {
+		log_warn("%s: cannot give the page to group %lu", pf->path, (unsigned long)gid);
+		return -1;
+	}
+	if (fchmod(pf->fd, (mode & 0044) | 0600) < 0) {
+		log_warn("%s: cannot set the page's mode to %03o", pf->path, (unsigned)((mode & 0044) | 0600));
+		return -1;
+	}
+	return 0;
+}
+
 int pagefile_open(struct pagefile *pf, const char *path)
 {
 	int r;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <clockd/page.h>
 
@@ -27,6 +28,11 @@ struct pagefile {
  * owner, a group/other-writable file, a file that is not a clockd page of
  * this ABI, and a page another daemon holds. -1 after logging why. */
 int pagefile_open(struct pagefile *pf, const char *path);
+/* Give the open page (new or reused: the configuration may have changed
+ * since it was created) group @gid ((gid_t)-1: left as it is) and @mode,
+ * of which only the read bits of group and others count (only the daemon
+ * ever writes the page). 0, or -1 after logging why. */
+int pagefile_set_access(struct pagefile *pf, mode_t mode, gid_t gid);
 /* Mark the page as owned by this (live) thread: readers see the daemon up
  * from here on. Call after the first publication. */
 int pagefile_take(struct pagefile *pf);

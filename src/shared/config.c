@@ -116,6 +116,20 @@ static int cpus_validate(const char *v, char *why, size_t len)
 	return config_cpu_list(v, &mask, why, len);
 }
 
+/* Empty, or a user or group name (or a number), as getpwnam and getgrnam
+ * take them; whether it exists is checked at start. */
+static int name_validate(const char *v, char *why, size_t len)
+{
+	if (strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(v) ||
+	    *v == '-') {
+		snprintf(why, len, "'%s' is not a user or group name", v);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const page_mode_choices[] = { "0644", "0640", NULL };
+static const char *const watchdog_choices[] = { "auto", "off", NULL };
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
 
 const struct config_key config_table[] = {
@@ -203,6 +217,20 @@ const struct config_key config_table[] = {
 	  "control socket messages one client may send per second (burst the same)" },
 	{ "max_clients", CFG_UINT, "64", 1, 4096, NULL, FIELD(max_clients),
 	  "clients connected to the control socket at once" },
+	{ "user", CFG_STRING, "", 0, 0, NULL, FIELD(user),
+	  "user to run as once devices, page and socket are open (empty: stay as started)",
+	  0, 0, name_validate },
+	{ "group", CFG_STRING, "", 0, 0, NULL, FIELD(group),
+	  "group to run as with user (empty: the user's primary group)", 0, 0, name_validate },
+	{ "page_mode", CFG_CHOICE, "0644", 0, 0, page_mode_choices, FIELD(page_mode),
+	  "permissions of the time page: 0644 (everyone reads) or 0640 (page_group reads)" },
+	{ "page_group", CFG_STRING, "", 0, 0, NULL, FIELD(page_group),
+	  "group owning the time page (empty: the group the daemon runs as)", 0, 0, name_validate },
+	{ "socket_group", CFG_STRING, "", 0, 0, NULL, FIELD(socket_group),
+	  "group owning the control socket, mode 0660 (empty: the group the daemon runs as)",
+	  0, 0, name_validate },
+	{ "watchdog", CFG_CHOICE, "auto", 0, 0, watchdog_choices, FIELD(watchdog),
+	  "systemd watchdog: auto (WATCHDOG=1 while ticking, when $WATCHDOG_USEC asks) or off" },
 };
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 

@@ -73,6 +73,12 @@ struct clockd_config {
 	uint32_t client_max_timers;  /* client_max_timers */
 	uint32_t client_max_msgs_per_sec; /* client_max_msgs_per_sec */
 	uint32_t max_clients;        /* max_clients */
+	char user[64];               /* user: run as after set-up ("": as started) */
+	char group[64];              /* group ("": the user's) */
+	char page_mode[8];           /* page_mode: 0644 or 0640 */
+	char page_group[64];         /* page_group ("": the daemon's group) */
+	char socket_group[64];       /* socket_group ("": the daemon's group) */
+	char watchdog[8];            /* watchdog: auto or off */
 };
 
 struct config_key {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "shared/log.h"
 
@@ -12,15 +13,30 @@ static const char *log_ident = "clockd";
 static int log_level = LOG_INFO;
 static bool log_prefix; /* sd-daemon "<N>" priority prefixes */
 
+/* systemd sets $JOURNAL_STREAM to "DEV:INO" of the stream it connected;
+ * a child whose stderr was redirected elsewhere inherits the variable, so
+ * it counts only while it still names stderr. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 void log_init(const char *ident, int level)
 {
 	log_ident = ident;
 	log_level = level;
-	log_prefix = getenv("JOURNAL_STREAM") != NULL;
+	log_prefix = stderr_is_journal();
 }
 
 void log_set_level(int level) { log_level = level; }
 int log_get_level(void) { return log_level; }
+bool log_to_journal(void) { return log_prefix; }
 
 int log_level_from_name(const char *name)
 {
@@ -64,6 +80,35 @@ LOG_FN(log_warnx, LOG_WARNING, 0)
 LOG_FN(log_notice, LOG_NOTICE, 0)
 LOG_FN(log_info, LOG_INFO, 0)
 LOG_FN(log_debug, LOG_DEBUG, 0)
+
+void log_repeat(struct log_repeat *r, int pri, bool with_errno, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (r->count++ == 0) {
+		va_start(ap, fmt);
+		vlog(pri, with_errno ? saved : 0, fmt, ap);
+		va_end(ap);
+	}
+	errno = saved;
+}
+
+void log_repeat_end(struct log_repeat *r, const char *fmt, ...)
+{
+	int saved = errno;
+	char msg[900];
+	va_list ap;
+
+	if (r->count == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_notice("%s (after %lu occurrence%s)", msg, r->count, r->count == 1 ? "" : "s");
+	r->count = 0;
+	errno = saved;
+}
 
 void fatal(const char *fmt, ...)
 {

@@ -1,0 +1,115 @@
+#!/bin/sh
+# make install into a DESTDIR puts every file in its place (programs,
+# library, headers, pkg-config file, systemd units, sysusers.d and
+# tmpfiles.d files, the default configuration, man pages, bash
+# completion); a second install keeps an edited configuration; the
+# installed units pass `systemd-analyze verify` with no message and
+# clockd.service's `systemd-analyze security --offline=true` exposure is at
+# most 2.5; systemd-sysusers and systemd-tmpfiles accept the installed
+# files (in a scratch root); the completion completes verbs; make
+# uninstall removes all but the edited configuration.
+. "$top_srcdir/tests/service/lib.sh"
+
+dest=$tmp/dest
+# The install directories as this build's Makefile expands them.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" "$@"; }
+dirs=$(printf 'print-dirs:\n\t@echo "sbindir=$(sbindir) bindir=$(bindir) libdir=$(libdir) includedir=$(includedir) sysconfdir=$(sysconfdir) mandir=$(mandir) unitdir=$(systemdsystemunitdir) sysusersdir=$(sysusersdir) tmpfilesdir=$(tmpfilesdir) bashcompletiondir=$(bashcompletiondir)"\n' |
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" -f Makefile -f - print-dirs) ||
+	bail "cannot read the install directories from $top_builddir/Makefile"
+eval "$dirs"
+
+mk install DESTDIR="$dest" >"$tmp/install.log" 2>&1
+rc=$?
+ok $rc "make install DESTDIR=... (exit $rc)"
+[ $rc -eq 0 ] || { diag "$tmp/install.log"; done_testing; }
+
+missing=
+for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
+	"$includedir/clockd/clockd.h" "$includedir/clockd/page.h" "$libdir/pkgconfig/libclockd.pc" \
+	"$unitdir/clockd.service" "$unitdir/clockd.socket" \
+	"$sysusersdir/clockd.conf" "$tmpfilesdir/clockd.conf" "$sysconfdir/clockd.conf" \
+	"$mandir/man8/clockd.8" "$mandir/man5/clockd.conf.5" "$mandir/man1/clockctl.1" \
+	"$mandir/man3/libclockd.3" "$bashcompletiondir/clockctl"; do
+	[ -e "$dest$f" ] || missing="$missing $f"
+done
+[ -z "$missing" ]
+ok $? "every file is in place (missing:${missing:- none})"
+grep -qx "ExecStart=$sbindir/clockd -o user=clockd -o group=clockd" "$dest$unitdir/clockd.service"
+ok $? "clockd.service starts the installed daemon ($sbindir/clockd)"
+! grep -q '@[a-z_]*@' "$dest$unitdir/clockd.service"
+ok $? "clockd.service has no unsubstituted @variable@"
+
+echo '# edited by the administrator' >>"$dest$sysconfdir/clockd.conf"
+mk install DESTDIR="$dest" >"$tmp/install2.log" 2>&1 &&
+	grep -q '^# edited by the administrator$' "$dest$sysconfdir/clockd.conf"
+ok $? "a second install keeps an edited $sysconfdir/clockd.conf"
+
+# --- systemd-analyze ---------------------------------------------------------
+# The units as installed, but for ExecStart= naming the daemon under the
+# DESTDIR (verify checks that it is executable); man pages from the DESTDIR.
+mkdir -p "$tmp/units"
+for u in clockd.service clockd.socket; do
+	sed "s|^ExecStart=$sbindir/|ExecStart=$dest$sbindir/|" "$dest$unitdir/$u" >"$tmp/units/$u"
+done
+if command -v systemd-analyze >/dev/null 2>&1; then
+	MANPATH=$dest$mandir systemd-analyze verify "$tmp/units/clockd.service" "$tmp/units/clockd.socket" \
+		>"$tmp/verify" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && [ ! -s "$tmp/verify" ]
+	ok $? "systemd-analyze verify: clean on the installed units (exit $rc)"
+	diag "$tmp/verify"
+	if systemd-analyze security --help 2>&1 | grep -q -e '--offline'; then
+		systemd-analyze security --offline=true "$tmp/units/clockd.service" >"$tmp/security" 2>&1
+		level=$(sed -n 's/.*Overall exposure level for clockd.service: \([0-9.]*\).*/\1/p' "$tmp/security")
+		[ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 2.5) }'
+		ok $? "systemd-analyze security --offline=true: exposure ${level:-?} (at most 2.5)"
+		grep '✗' "$tmp/security" | diag
+	else
+		skip "this systemd-analyze has no security --offline"
+	fi
+else
+	skip "systemd-analyze is not installed (Debian: package systemd)"
+	skip "systemd-analyze is not installed (Debian: package systemd)"
+fi
+
+# --- sysusers.d and tmpfiles.d, applied to a scratch root ---------------------
+root=$tmp/sysroot
+mkdir -p "$root/etc" "$root/run"
+if command -v systemd-sysusers >/dev/null 2>&1; then
+	systemd-sysusers --root="$root" "$dest$sysusersdir/clockd.conf" >"$tmp/sysusers" 2>&1 &&
+		grep -q '^clockd:' "$root/etc/passwd" && grep -q '^clockd:' "$root/etc/group"
+	ok $? "systemd-sysusers creates the user and group clockd from the installed file"
+	diag "$tmp/sysusers"
+else
+	skip "systemd-sysusers is not installed"
+fi
+if command -v systemd-tmpfiles >/dev/null 2>&1; then
+	systemd-tmpfiles --root="$root" --create "$dest$tmpfilesdir/clockd.conf" >"$tmp/tmpfiles" 2>&1 &&
+		[ "$(stat -c '%F %a' "$root/run/clockd")" = "directory 755" ]
+	ok $? "systemd-tmpfiles creates /run/clockd (0755) from the installed file"
+	diag "$tmp/tmpfiles"
+else
+	skip "systemd-tmpfiles is not installed"
+fi
+
+# --- bash completion ------------------------------------------------------------
+if command -v bash >/dev/null 2>&1; then
+	got=$(PATH="$dest$bindir:$PATH" LD_LIBRARY_PATH="$dest$libdir" bash -c '
+		. "$1"
+		COMP_WORDS=(clockctl rel); COMP_CWORD=1; _clockctl; echo "${COMPREPLY[*]}"
+		COMP_WORDS=(clockctl watch --i); COMP_CWORD=2; _clockctl; echo "${COMPREPLY[*]}"' \
+		sh "$dest$bashcompletiondir/clockctl" 2>&1)
+	[ "$got" = "reload
+--interval" ]
+	ok $? "the completion completes verbs and a verb's options: $(echo "$got" | tr '\n' ' ')"
+else
+	skip "bash is not installed"
+fi
+
+# --- uninstall ------------------------------------------------------------------
+mk uninstall DESTDIR="$dest" >"$tmp/uninstall.log" 2>&1
+left=$(cd "$dest" && find . -type f | sort)
+[ "$left" = ".$sysconfdir/clockd.conf" ]
+ok $? "make uninstall removes all but the edited configuration (left: $(echo $left))"
+
+done_testing

@@ -1,0 +1,65 @@
+# Shared by the service tests (sourced, not run): TAP output, a private
+# temp dir, daemons started in it and killed at exit, polling helpers.
+set -u
+
+: "${top_srcdir:?run from make check (top_srcdir unset)}"
+: "${top_builddir:?run from make check (top_builddir unset)}"
+CLOCKD=$top_builddir/src/clockd/clockd
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+LISTEN=$top_builddir/tests/service/notify-listen
+DEADLINE_S=10
+
+tap_n=0
+tap_failed=0
+ok() { # ok STATUS DESCRIPTION: passes when STATUS is 0
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_failed=1
+	fi
+}
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
+diag() { sed 's/^/# /' "$@"; }
+bail() { echo "Bail out! $*"; exit 99; }
+done_testing() { echo "1..$tap_n"; exit "$tap_failed"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+for f in "$CLOCKD" "$CLOCKCTL" "$LISTEN"; do
+	[ -x "$f" ] || bail "$f is not built"
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/clockd-service.XXXXXX") || bail "mktemp failed"
+pids=
+cleanup() {
+	for p in $pids; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $pids; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID LISTEN_FDS LISTEN_PID LISTEN_FDNAMES JOURNAL_STREAM \
+	CLOCKD_FALLBACK CLOCKD_SOCKET
+export CLOCKD_SHM="$tmp/page"
+
+# wait_for DESCRIPTION COMMAND...: poll COMMAND every 0.1 s until it
+# succeeds (0) or DEADLINE_S pass (1).
+wait_for() {
+	shift
+	tries=0
+	while ! "$@" 2>/dev/null; do
+		tries=$((tries + 1))
+		[ $tries -ge $((DEADLINE_S * 10)) ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+page_live() { "$CLOCKCTL" status >/dev/null 2>&1; }
+# has FILE PATTERN: FILE has a line matching the extended regex
+has() { grep -Eq -- "$2" "$1"; }
