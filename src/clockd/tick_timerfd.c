@@ -25,6 +25,7 @@
 struct timerfd_state {
 	int64_t period_ns;
 	int64_t next_ns; /* the kernel's next expiry, 0 if not armed */
+	struct log_repeat errs; /* a failing timerfd logs once per run */
 };
 
 static int timerfd_init(struct tick_device *td, const struct clockd_config *cfg)
@@ -55,7 +56,7 @@ static int timerfd_arm(struct tick_device *td, struct timerfd_state *st, int64_t
 	};
 
 	if (timerfd_settime(td->fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
-		log_warn("tick timerfd: timerfd_settime");
+		log_repeat(&st->errs, LOG_WARNING, true, "tick timerfd: timerfd_settime");
 		st->next_ns = 0;
 		return -1;
 	}
@@ -74,12 +75,13 @@ static int64_t timerfd_wait(struct tick_device *td, int64_t deadline_ns)
 			return -1;
 	r = read(td->fd, &n, sizeof(n));
 	if (r == sizeof(n)) {
+		log_repeat_end(&st->errs, "tick timerfd: ticking again");
 		st->next_ns += (int64_t)n * st->period_ns;
 		return (int64_t)n;
 	}
 	if (r < 0 && errno == EINTR)
 		return 0;
-	log_warn("tick timerfd: read");
+	log_repeat(&st->errs, LOG_WARNING, true, "tick timerfd: read");
 	st->next_ns = 0;
 	return -1;
 }
