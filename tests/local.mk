@@ -26,3 +26,4 @@ include tests/proto/local.mk
 include tests/ctlsock/local.mk
 include tests/libtimers/local.mk
 include tests/sleep/local.mk
+include tests/preload/local.mk
