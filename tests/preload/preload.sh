@@ -109,8 +109,37 @@ out=$(LD_PRELOAD="${san}$TRAP" "$CLOCKCTL" run -- /bin/sh -c 'echo "$LD_PRELOAD"
 [ "$out" = "${san}$TRAP:$LIB" ]
 ok $? "clockctl run appends the library to LD_PRELOAD, found beside libclockd ($out)"
 
+# --- the daemon stops under a running program: one line, then the kernel's
+# clocks (python3 reads, waits for a file, reads again) ---
+if [ -x /usr/bin/python3 ]; then
+	now; c0=$c_real
+	pre /usr/bin/python3 -c '
+import os, sys, time
+print(time.time_ns(), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+print(time.time_ns(), flush=True)' "$T/go" >"$T/py.out" 2>"$T/py.err" &
+	py=$!
+	i=0
+	until [ -s "$T/py.out" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+	now; c1=$c_real
+	stop_daemon TERM
+	k0=$(to_ns "$(date +%s.%N)")
+	touch "$T/go"
+	wait $py
+	rc=$?
+	k1=$(to_ns "$(date +%s.%N)")
+	set -- $(cat "$T/py.out")
+	sed 's/^/# stderr: /' "$T/py.err"
+	[ $rc -eq 0 ] && [ $# -eq 2 ] && within "$1" "$c0" "$c1" && within "$2" "$k0" "$k1" &&
+		[ "$(wc -l <"$T/py.err")" -eq 1 ] && grep -q "clockd went away" "$T/py.err"
+	ok $? "the daemon stops under a running program: one warning, clockd's time then the kernel's ($*)"
+else
+	stop_daemon TERM
+	ok 0 "# SKIP /usr/bin/python3 is not installed"
+fi
+
 # --- the daemon stopped: the page says it is gone ---
-stop_daemon TERM
 # run_mode MODE: date under the library with CLOCKD_PRELOAD=MODE; sets rc,
 # out (stdout), lines (stderr lines), k0 k1 (kernel realtime around it)
 run_mode() {
