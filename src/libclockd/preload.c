@@ -214,7 +214,7 @@ static __attribute__((noinline)) bool on_clockd_slow(void)
 
 	if (__atomic_compare_exchange_n(&mode, &m, MODE_DECIDING, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
-		decider = pthread_self();
+		__atomic_store_n(&decider, pthread_self(), __ATOMIC_RELEASE);
 		m = decide();
 		__atomic_store_n(&mode, m, __ATOMIC_RELEASE);
 		return m == MODE_CLOCKD;
