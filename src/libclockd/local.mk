@@ -34,7 +34,9 @@ EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in
 # --wrap, the copy's own calls to the kernel's clocks reach libc, not the
 # interposers (linked to libclockd.so they would come back to us).
 lib_LTLIBRARIES += src/libclockd/libclockd-preload.la
-src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c $(LIBCLOCKD_SOURCES)
+# src/shared/paths.h (conn.c's) is listed nowhere else: here it also makes the
+# tarball complete.
+src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c $(LIBCLOCKD_SOURCES) src/shared/paths.h
 # Per-target flags: objects of their own, apart from libclockd.la's.
 src_libclockd_libclockd_preload_la_CPPFLAGS = $(AM_CPPFLAGS)
 src_libclockd_libclockd_preload_la_LDFLAGS = -module -avoid-version -shared \
