@@ -12,9 +12,19 @@
  *                      SIGEV_THREAD, armed 200 ms ahead, must expire on
  *                      clockd's clock, not the kernel's. Exit 0 if so,
  *                      else 1; one line of findings on stdout either way.
+ *   ptest timed PROGRAM [ARG]...
+ *                      run PROGRAM; print how long it took on
+ *                      CLOCKD_MONOTONIC and on the kernel's CLOCK_MONOTONIC
+ *                      (ns) and its exit status
  *
  * The kernel's clocks are read with the system call itself: neither the
  * preload library nor the vDSO is in the way.
+ *
+ * The daemon of these tests has no counter a client may read, so its
+ * clocks move once a tick, and a read may be up to a tick behind the
+ * clock, more if the tick thread was late. A start read is therefore
+ * taken just after a tick landed (fresh_start), and the kernel-time
+ * floors allow STALE_NS besides.
  */
 #include <errno.h>
 #include <semaphore.h>
@@ -23,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +42,7 @@
 #define NSEC 1000000000LL
 #define ARM_NS 200000000LL
 #define WAIT_NS (10 * NSEC)
+#define STALE_NS 10000000LL
 
 static long long ts_ns(const struct timespec *ts)
 {
@@ -53,6 +65,47 @@ static long long clockd_ns(clockid_t id)
 	if (clockd_clock_gettime(id, &ts) != 0)
 		return -1;
 	return ts_ns(&ts);
+}
+
+/* CLOCKD_MONOTONIC and the kernel's CLOCK_MONOTONIC right after the
+ * clockd clock moved (a tick landed), waiting 100 ms at most. */
+static void fresh_start(long long *c, long long *k)
+{
+	long long first = clockd_ns(CLOCKD_MONOTONIC), end = kernel_ns(CLOCK_MONOTONIC) + NSEC / 10;
+
+	do {
+		*c = clockd_ns(CLOCKD_MONOTONIC);
+		*k = kernel_ns(CLOCK_MONOTONIC);
+	} while (*c == first && *k < end);
+}
+
+/* The least kernel time in which @ns of a clockd clock running @ppm fast
+ * can pass, from a start read up to STALE_NS behind. */
+static long long kernel_floor(long long ns, double ppm)
+{
+	return (long long)((double)(ns - STALE_NS) / (1.0 + ppm / 1e6));
+}
+
+static int cmd_timed(char **argv)
+{
+	long long c0, k0, c1, k1;
+	int status;
+	pid_t pid;
+
+	fresh_start(&c0, &k0);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	c1 = clockd_ns(CLOCKD_MONOTONIC);
+	k1 = kernel_ns(CLOCK_MONOTONIC);
+	printf("%lld %lld %d\n", c1 - c0, k1 - k0, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	return 0;
 }
 
 static int cmd_now(void)
@@ -132,9 +185,8 @@ static void wait_fire(void)
 static int cmd_timer(const char *kind, double ppm)
 {
 	struct itimerspec its = { .it_value = { 0, ARM_NS } }, left;
-	struct timespec res, mine;
-	long long c0, k0, c_before, c_after, tick, floor_ns;
-	double rate = 1.0 + ppm / 1e6;
+	struct timespec mine;
+	long long c0, k0, c_before, c_after, floor_ns;
 	timer_t t;
 	int ok = 1;
 
@@ -151,8 +203,7 @@ static int cmd_timer(const char *kind, double ppm)
 		       c_before, c_after);
 		ok = 0;
 	}
-	c0 = clockd_ns(CLOCKD_MONOTONIC);
-	k0 = kernel_ns(CLOCK_MONOTONIC);
+	fresh_start(&c0, &k0);
 	if (timer_settime(t, 0, &its, NULL) != 0) {
 		printf("timer_settime: %s\n", strerror(errno));
 		return 1;
@@ -168,11 +219,9 @@ static int cmd_timer(const char *kind, double ppm)
 	}
 	if (strcmp(kind, "thread") == 0)
 		sem_wait(&fire_sem); /* the function has finished with its notes */
-	/* Never early on clockd's clock. On the kernel's, at least the
-	 * 200 ms less a tick (a tick-resolution clock read at the arm may be
-	 * that much behind) at clockd's rate: a kernel timer would take 200. */
-	tick = clockd_clock_getres(CLOCKD_MONOTONIC, &res) == 0 ? ts_ns(&res) : 0;
-	floor_ns = (long long)((double)(ARM_NS - tick) / rate * 0.999);
+	/* Never early on clockd's clock; on the kernel's, at least the
+	 * 200 ms at clockd's rate (a kernel timer would take 200). */
+	floor_ns = kernel_floor(ARM_NS, ppm);
 	printf("%s: clockd %.3f ms, kernel %.3f ms (at least %.3f), value %d, overrun %d", kind,
 	       (fire_clockd - c0) / 1e6, (fire_kernel - k0) / 1e6, floor_ns / 1e6, fire_value,
 	       timer_getoverrun(t));
@@ -193,6 +242,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "timer") == 0 &&
 	    (strcmp(argv[2], "signal") == 0 || strcmp(argv[2], "thread") == 0))
 		return cmd_timer(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: ptest now | ptest timer signal|thread PPM\n");
+	if (argc >= 3 && strcmp(argv[1], "timed") == 0)
+		return cmd_timed(argv + 2);
+	fprintf(stderr, "usage: ptest now | ptest timer signal|thread PPM | ptest timed PROGRAM [ARG]...\n");
 	return 2;
 }
