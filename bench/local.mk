@@ -14,10 +14,11 @@ bench_bench_ring_LDADD = src/shared/libshared.la -lpthread
 # arm+cancel throughput.
 bench_bench_timers_SOURCES = bench/bench-timers.c
 bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
-EXTRA_DIST += bench/run.sh
+EXTRA_DIST += bench/run.sh bench/bench-cyclictest.sh
 CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
 
-bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers src/clockd/clockd
+bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers src/clockd/clockd \
+	src/clockctl/clockctl src/libclockd/libclockd-preload.la
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench
 # ndelay/udelay accuracy: clockd_ndelay vs a spin on the kernel's clock.

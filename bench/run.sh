@@ -67,3 +67,9 @@ until [ -S "$dir/ctl" ]; do
 	sleep 0.1
 done
 "$builddir/bench/bench-timers"
+
+# cyclictest (rt-tests) plainly and under libclockd-preload.so: wake-up
+# latency p50/p99/max and their ratios; it starts a daemon of its own.
+echo "== cyclictest: plain vs libclockd-preload.so"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
+sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir"

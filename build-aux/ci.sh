@@ -19,7 +19,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 gcc-multilib libtsan2 jq valgrind groff-base man-db xz-utils qemu-user
-qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd"
+qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests"
 
 deps() {
 	missing=

@@ -28,3 +28,4 @@ include tests/libtimers/local.mk
 include tests/sleep/local.mk
 include tests/stress/local.mk
 include tests/service/local.mk
+include tests/preload/local.mk

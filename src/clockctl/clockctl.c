@@ -44,6 +44,11 @@ static const struct verb verbs[] = {
 	  "                     " CLOCKD_DEFAULT_SOCKET ")\n"
 	  "      --json         as the global --json\n" },
 	{ "reload", 0, 0, verb_reload, "", "make the daemon re-read its configuration (SIGHUP)", NULL },
+	{ "run", 1, ARGS_ANY, verb_run, "[--page PATH] -- PROGRAM [ARG]...",
+	  "run PROGRAM on clockd time (LD_PRELOAD=libclockd-preload.so)",
+	  "      --page PATH  the time page to use (sets $CLOCKD_SHM, as the global --page)\n"
+	  "      library: $CLOCKD_PRELOAD_LIB, else libclockd-preload.so beside libclockd,\n"
+	  "               else in " LIBDIR "\n" },
 	{ "help", 0, 0, verb_help, "", "show this help", NULL },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -75,6 +80,7 @@ static void usage(FILE *out)
 	      "  1  the daemon cannot answer: no page, stale, or gone\n"
 	      "  2  usage error: unknown verb or option, bad argument\n"
 	      "  3  status: the report was printed, the daemon is not live\n"
+	      "  126, 127  run: PROGRAM could not be run, or was not found (else its status)\n"
 	      "\n"
 	      "See clockctl(1).\n",
 	      out);

@@ -21,6 +21,10 @@ enum {
 	CTL_EXIT_DAEMON = 1,   /* the daemon cannot answer: no page, stale, gone */
 	CTL_EXIT_USAGE = 2,    /* bad verb, option or argument */
 	CTL_EXIT_NOT_LIVE = 3, /* status: report printed, the daemon is not live */
+	/* run: the program could not be started (as env(1)); once started,
+	 * its own exit status is clockctl's. */
+	CTL_EXIT_CANNOT_EXEC = 126,
+	CTL_EXIT_NOT_FOUND = 127,
 };
 
 /* Global options, parsed before the verb. */
@@ -39,6 +43,7 @@ verb_fn verb_sources;
 verb_fn verb_tracking;
 verb_fn verb_timers;
 verb_fn verb_reload;
+verb_fn verb_run;
 
 /* --- output.c --- */
 

@@ -12,6 +12,9 @@ src_clockctl_clockctl_SOURCES = \
 	src/clockctl/time.c \
 	src/clockctl/watch.c \
 	src/clockctl/timers.c \
-	src/clockctl/reload.c
+	src/clockctl/reload.c \
+	src/clockctl/run.c
+# run: where libclockd-preload.so is installed.
+src_clockctl_clockctl_CPPFLAGS = $(AM_CPPFLAGS) -DLIBDIR='"$(libdir)"'
 src_clockctl_clockctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la src/shared/libshared.la $(JSONC_LIBS) -lm
+src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la src/shared/libshared.la $(JSONC_LIBS) -lm -ldl

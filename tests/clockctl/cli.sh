@@ -3,7 +3,7 @@
 # page that does not exist (time/jiffies exit 1, status exits 3).
 . "$top_srcdir/tests/clockctl/lib.sh"
 
-verbs="status time sources tracking jiffies watch timers reload help"
+verbs="status time sources tracking jiffies watch timers reload run help"
 nopage=$tmp/no-such-dir/page
 
 # --- help and version ---
