@@ -125,6 +125,11 @@ static void timer_step(struct reader *r, unsigned k)
 
 		if (j == 0 && errno)
 			return; /* no live page: the read path reports it */
+		/* Not pending, but its callback may still be running and
+		 * about to read t->expires: wait for it (as a kernel caller
+		 * must before re-arming a timer whose callback checks
+		 * timer->expires), so the check sees the expiry it ran for. */
+		clockd_del_timer_sync(t);
 		rc = clockd_add_timer(t, j + 1 + k % 5);
 		r->arms += rc == 0;
 	} else {
