@@ -13,7 +13,9 @@
 #define UNLOCK_NS 1000000.0    /* once locked, above this four times: unlocked */
 #define LOCK_EVENTS 8          /* and at least this many events in the fit */
 #define LOST_NS 3000000000ll   /* no event for this long: reference lost */
-#define OUTLIER_MIN_NS 200000.0 /* an offset this far off the line (and 6 sd) */
+#define OUTLIER_MIN_NS 200000.0 /* an offset this far off the line (and */
+#define OUTLIER_SDS 6.0        /* this many times the spread) is an outlier */
+#define ROBUST_MIN 5           /* offsets needed to tell an outlier */
 #define OUTLIERS_RESTART 4     /* outliers in a row: the reference moved */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 
@@ -33,6 +35,12 @@ static void set_state(struct discipline *d, uint32_t s)
 		return;
 	log_notice("reference %s: %s -> %s (offset %+.0f ns, frequency %+.3f ppm)", d->ref_name,
 		   disc_state_name(tr->state), disc_state_name(s), (double)tr->offset_ns, d->freq_ppb / 1000.0);
+	/* The RMS offset of a lock is that of the lock, not of the
+	 * acquisition before it. */
+	if (s == CLOCKD_DISC_LOCKED && tr->state != CLOCKD_DISC_HOLDOVER) {
+		d->ms_est = (double)tr->offset_ns * (double)tr->offset_ns;
+		tr->rms_offset_ns = tr->offset_ns < 0 ? -tr->offset_ns : tr->offset_ns;
+	}
 	tr->state = s;
 	set_synced(d, s == CLOCKD_DISC_LOCKED);
 }
@@ -97,17 +105,113 @@ static double measure(struct discipline *d, const struct ref_event *ev)
 	return (double)(frac >= (int64_t)NSEC_PER_SEC / 2 ? frac - (int64_t)NSEC_PER_SEC : frac);
 }
 
+/* The history is in time order, the oldest first; a full one drops it. */
 static void history_add(struct discipline *d, double t, double y)
 {
-	if (d->n < DISC_WINDOW) {
-		d->hist_t[d->n] = t;
-		d->hist_y[d->n] = y;
-		d->n++;
-		return;
+	if (d->n == DISC_WINDOW) {
+		memmove(d->hist_t, d->hist_t + 1, (DISC_WINDOW - 1) * sizeof(d->hist_t[0]));
+		memmove(d->hist_y, d->hist_y + 1, (DISC_WINDOW - 1) * sizeof(d->hist_y[0]));
+		d->n--;
 	}
-	d->hist_t[d->next] = t;
-	d->hist_y[d->next] = y;
-	d->next = (d->next + 1) % DISC_WINDOW;
+	d->hist_t[d->n] = t;
+	d->hist_y[d->n] = y;
+	d->n++;
+}
+
+static void history_drop(struct discipline *d, unsigned i)
+{
+	memmove(d->hist_t + i, d->hist_t + i + 1, (d->n - i - 1) * sizeof(d->hist_t[0]));
+	memmove(d->hist_y + i, d->hist_y + i + 1, (d->n - i - 1) * sizeof(d->hist_y[0]));
+	d->n--;
+}
+
+/* The k-th smallest of a[0..n) (quickselect, Lomuto's partition about
+ * the middle element; reorders a). */
+static double kth(double *a, unsigned n, unsigned k)
+{
+	int lo = 0, hi = (int)n - 1;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2, store = lo;
+		double pivot = a[mid], x;
+
+		a[mid] = a[hi];
+		a[hi] = pivot;
+		for (int i = lo; i < hi; i++) {
+			if (a[i] < pivot) {
+				x = a[i];
+				a[i] = a[store];
+				a[store++] = x;
+			}
+		}
+		a[hi] = a[store];
+		a[store] = pivot;
+		if ((int)k == store)
+			break;
+		if ((int)k < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+	return a[k];
+}
+
+/*
+ * The robust line through the history (Theil-Sen: the median of the slopes
+ * between all pairs, then the median intercept), and the robust spread of
+ * the offsets about it (1.4826 x the median absolute residual, the sd for
+ * normal jitter). Up to 29 % of the offsets may be arbitrarily far off
+ * without moving it, where one offset held up by 70 ms drags a
+ * least-squares line tens of ppm off. Needs d->n >= ROBUST_MIN.
+ */
+static void robust_line(struct discipline *d, double *slope, double *icpt, double *spread)
+{
+	double *w = d->scratch;
+	unsigned n = d->n, m = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			w[m++] = (d->hist_y[j] - d->hist_y[i]) / (d->hist_t[j] - d->hist_t[i]);
+	*slope = kth(w, m, m / 2);
+	for (unsigned i = 0; i < n; i++)
+		w[i] = d->hist_y[i] - *slope * d->hist_t[i];
+	*icpt = kth(w, n, n / 2);
+	for (unsigned i = 0; i < n; i++)
+		w[i] = fabs(d->hist_y[i] - (*icpt + *slope * d->hist_t[i]));
+	*spread = 1.4826 * kth(w, n, n / 2);
+}
+
+/* How far off the robust line an offset may be. */
+static double outlier_limit(double spread)
+{
+	return fmax(OUTLIER_SDS * spread, OUTLIER_MIN_NS);
+}
+
+/* Drop the offsets far off the robust line, worst first, at most a
+ * quarter of the history: those that came in before there were enough to
+ * tell (the first ROBUST_MIN) or while the line was still moving. */
+static void history_prune(struct discipline *d)
+{
+	for (unsigned dropped = 0; d->n >= ROBUST_MIN && dropped < d->n / 4; dropped++) {
+		double slope, icpt, spread, worst = 0;
+		unsigned at = 0;
+
+		robust_line(d, &slope, &icpt, &spread);
+		for (unsigned i = 0; i < d->n; i++) {
+			double r = fabs(d->hist_y[i] - (icpt + slope * d->hist_t[i]));
+
+			if (r > worst) {
+				worst = r;
+				at = i;
+			}
+		}
+		if (worst <= outlier_limit(spread))
+			return;
+		log_debug("reference %s: an offset %+.0f ns off the line dropped from the history", d->ref_name,
+			  d->hist_y[at] - (icpt + slope * d->hist_t[at]));
+		history_drop(d, at);
+		d->outliers++;
+	}
 }
 
 static void step(struct discipline *d, double x, const char *why)
@@ -120,7 +224,7 @@ static void step(struct discipline *d, double x, const char *why)
 /* An event that does not fit: false to drop it. */
 static bool plausible(struct discipline *d, const struct ref_event *ev, double t, double y)
 {
-	double slope, at, sd, sxx;
+	double slope, icpt, spread, r;
 
 	if (d->pps && d->last_stamp && ev->stamp_ns - d->last_stamp < (int64_t)NSEC_PER_SEC / 2) {
 		if (d->spurious++ == 0)
@@ -129,21 +233,22 @@ static bool plausible(struct discipline *d, const struct ref_event *ev, double t
 				   (double)(ev->stamp_ns - d->last_stamp) / NS);
 		return false;
 	}
-	if (d->n < LOCK_EVENTS)
+	if (d->n < ROBUST_MIN)
 		return true;
-	fit(d, t, &slope, &at, &sd, &sxx);
-	if (fabs(y - at) <= fmax(6 * sd, OUTLIER_MIN_NS)) {
+	robust_line(d, &slope, &icpt, &spread);
+	r = y - (icpt + slope * t);
+	if (fabs(r) <= outlier_limit(spread)) {
 		d->outliers_in_row = 0;
 		return true;
 	}
 	d->outliers++;
 	if (++d->outliers_in_row < OUTLIERS_RESTART) {
-		log_debug("reference %s: outlier %+.0f ns off the line dropped", d->ref_name, y - at);
+		log_debug("reference %s: outlier %+.0f ns off the line dropped", d->ref_name, r);
 		return false;
 	}
 	log_warnx("reference %s: %u offsets in a row far off the line (now %+.0f ns): the reference "
-		  "moved; acquiring again", d->ref_name, d->outliers_in_row, y - at);
-	d->n = d->next = 0;
+		  "moved; acquiring again", d->ref_name, d->outliers_in_row, r);
+	d->n = 0;
 	d->outliers_in_row = 0;
 	d->good = d->bad = 0;
 	set_state(d, CLOCKD_DISC_ACQUIRING);
@@ -157,10 +262,13 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 
 	if (!d->ref_name)
 		return;
-	if (d->last_stamp == 0)
+	/* The rate correction has run since the last event, dropped or not
+	 * (counting from the last accepted one would count it twice). */
+	if (d->corr_stamp == 0)
 		d->t0_ns = (double)ev->stamp_ns;
 	else
-		d->corr_ns += d->freq_ppb * (double)(ev->stamp_ns - d->last_stamp) / NS;
+		d->corr_ns += d->freq_ppb * (double)(ev->stamp_ns - d->corr_stamp) / NS;
+	d->corr_stamp = ev->stamp_ns;
 	t = ((double)ev->stamp_ns - d->t0_ns) / NS;
 	o = measure(d, ev);
 	y = o - d->corr_ns;
@@ -170,6 +278,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->last_sample_ns = o;
 	d->events++;
 	history_add(d, t, y);
+	history_prune(d);
 	if (d->n >= 2)
 		fit(d, t, &slope, &at, &sd, &sxx);
 	else
@@ -200,6 +309,12 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	f = -slope - SLEW_GAIN * x;
 	if (fabs(f) > (double)d->max_ppb)
 		f = f > 0 ? (double)d->max_ppb : -(double)d->max_ppb;
+	/* The new rate runs from the timekeeper's last update (the tick that
+	 * brought this event), the old one until then. */
+	if (d->tk->kernel_mono_ns > ev->stamp_ns) {
+		d->corr_ns += d->freq_ppb * (double)(d->tk->kernel_mono_ns - ev->stamp_ns) / NS;
+		d->corr_stamp = d->tk->kernel_mono_ns;
+	}
 	d->freq_ppb = f;
 	tk_set_freq(d->tk, (int64_t)llround(f));
 

@@ -16,8 +16,13 @@
  * is never stepped) when larger than discipline_step_ms; later steps only
  * above discipline_restep_ms (0: never), logged. The rate correction never
  * exceeds discipline_max_ppm. A pulse less than half a second after the
- * last is spurious; an offset far off the line (outlier) is dropped, four
- * in a row restart the acquisition. Locked takes four offsets under
+ * last is spurious. An offset far off the line (an outlier: more than 6
+ * times the spread and 200 us) is dropped, four in a row restart the
+ * acquisition; "the line" for that is a robust one (Theil-Sen, the median
+ * of the pairwise slopes, with the median absolute residual as the
+ * spread), which outliers cannot drag as they drag least squares, and
+ * outliers that came in before there were enough offsets to tell (5) are
+ * dropped from the history once there are. Locked takes four offsets under
  * 100 us in a row; losing the lock, four over 1 ms. With no event for three
  * seconds a locked clock goes into holdover (the rate is kept, SYNCED
  * cleared); events again take it back to locked.
@@ -43,11 +48,13 @@ struct discipline {
 	bool stepped;             /* the start step is done (or not needed) */
 	/* the fit's history: event time (s since the first), uncorrected offset (ns) */
 	double t0_ns;             /* kernel CLOCK_MONOTONIC of the first event */
-	double hist_t[DISC_WINDOW], hist_y[DISC_WINDOW];
-	unsigned n, next;
+	double hist_t[DISC_WINDOW], hist_y[DISC_WINDOW]; /* in time order */
+	unsigned n;
+	double scratch[DISC_WINDOW * (DISC_WINDOW - 1) / 2]; /* the robust line's slopes */
 	double corr_ns;           /* corrections applied so far (phase) */
 	double freq_ppb;          /* correction applied since the last event */
 	int64_t last_stamp;       /* of the last accepted event */
+	int64_t corr_stamp;       /* of the last event: corr_ns counts up to it */
 	double last_sample_ns;    /* the last measured offset (raw) */
 	double ms_est;            /* mean square of the estimated offsets */
 	double resid_sd;          /* of the fit */

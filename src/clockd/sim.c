@@ -6,7 +6,8 @@
  * kernel's CLOCK_MONOTONIC_RAW) and a self-paced tick device (pulses at hz,
  * off by the same rate, each moved by a jitter drawn from sim_seed), to
  * which sim_script applies faults at set times: stalls, steps, spurious and
- * missed pulses, rate changes, disappearance (shared/simscript.h).
+ * missed pulses, late pulses, rate changes, disappearance
+ * (shared/simscript.h).
  *
  * Clients cannot read the simulated counter (CLOCKD_VCLOCK_NONE): they get
  * the daemon's time at the last tick.
@@ -106,6 +107,7 @@ static void src_apply(struct sim_src *s, const struct sim_event *e)
 		break;
 	case SIM_SPURIOUS:
 	case SIM_MISS:
+	case SIM_LATE:
 		break; /* pulses: the tick device's business */
 	}
 }
@@ -178,6 +180,7 @@ struct sim_tick {
 	int64_t miss;        /* regular pulses still to drop */
 	int64_t spurious;    /* extra pulses to send after the next regular one */
 	int64_t spurious_at; /* the next extra pulse (0: none under way) */
+	int64_t late;        /* the next regular pulse comes this much late */
 	uint64_t jitter, seed;
 	bool gone;
 };
@@ -240,6 +243,9 @@ static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 	case SIM_VANISH:
 		s->gone = true;
 		break;
+	case SIM_LATE:
+		s->late = e->arg;
+		break;
 	case SIM_STEP:
 		/* The device's time jumps by arg: its pulses from the next
 		 * one on come that much earlier (+) or later (-). */
@@ -261,7 +267,7 @@ static int64_t tick_next(struct sim_tick *s, bool *extra, bool *vanish)
 {
 	*extra = *vanish = false;
 	for (;;) {
-		int64_t t = s->spurious_at ? s->spurious_at : pulse_time(s, s->k);
+		int64_t t = s->spurious_at ? s->spurious_at : pulse_time(s, s->k) + s->late;
 		const struct sim_event *e = script_due(&s->sc, t);
 
 		if (e) {
@@ -359,6 +365,7 @@ static int64_t sim_tick_wait(struct tick_device *td, int64_t deadline_ns)
 		s->spurious_at = --s->spurious > 0 ? t + s->period / 10 : 0;
 	} else {
 		s->k++;
+		s->late = 0;
 		if (s->spurious > 0)
 			s->spurious_at = t + s->period / 10;
 	}

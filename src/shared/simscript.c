@@ -19,6 +19,7 @@ static const struct {
 	{ "miss", SIM_MISS, ARG_COUNT },
 	{ "rate", SIM_RATE, ARG_PPM },
 	{ "vanish", SIM_VANISH, ARG_NONE },
+	{ "late", SIM_LATE, ARG_DURATION },
 };
 
 static const struct {
@@ -68,7 +69,7 @@ static int parse_event(char **w, int nw, struct sim_event *ev, char *why, size_t
 		if (strcmp(w[1], sim_actions[a].name) == 0)
 			break;
 	if (a == sizeof(sim_actions) / sizeof(sim_actions[0])) {
-		snprintf(why, len, "'%s': unknown action (stall, step, spurious, miss, rate, vanish)", w[1]);
+		snprintf(why, len, "'%s': unknown action (stall, step, spurious, miss, rate, vanish, late)", w[1]);
 		return -1;
 	}
 	ev->action = sim_actions[a].action;

@@ -12,6 +12,9 @@
  *     5s miss 2           the next 2 pulses do not come
  *     6s rate -20         the rate error becomes -20 ppm
  *     7s vanish           the device disappears (reads and waits fail)
+ *     8s late 70ms        the next pulse comes 70 ms late (a wake-up or
+ *                         interrupt held up: an outlier), the later ones
+ *                         on time
  *
  * Durations are an integer with a unit: ns, us, ms or s.
  */
@@ -28,6 +31,7 @@ enum sim_action {
 	SIM_MISS,     /* arg: count */
 	SIM_RATE,     /* arg: ppm */
 	SIM_VANISH,
+	SIM_LATE,     /* arg: duration ns */
 };
 
 struct sim_event {

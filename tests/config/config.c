@@ -112,6 +112,8 @@ static void test_errors(void)
 	bad_file("sim_script = \"1s stall; 2s step 0ms\"\n", 1, "sim_script", "'2s step': bad or missing argument", NULL);
 	bad_file("sim_script = \"2s miss 1; 1s vanish\"\n", 1, "sim_script", "events must be in time order", NULL);
 	bad_file("sim_script = \"1s explode\"\n", 1, "sim_script", "'explode': unknown action", NULL);
+	bad_file("sim_script = \"1s late -5ms\"\n", 1, "sim_script", "'1s late': bad or missing argument", NULL);
+	bad_file("sim_script = \"1s late 5\"\n", 1, "sim_script", "'1s late': bad or missing argument", NULL);
 	bad_file("log_level = loud\n", 1, "log_level", "is not one of: error warning notice info debug", NULL);
 	bad_file("page = run/clockd/page\n", 1, "page", "'run/clockd/page' is not an absolute path", NULL);
 	bad_file("page = \"/x\" extra\n", 1, "page", "text after the quoted value",
