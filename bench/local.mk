@@ -18,7 +18,7 @@ EXTRA_DIST += bench/run.sh bench/bench-cyclictest.sh
 CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
 
 bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers src/clockd/clockd \
-	src/clockctl/clockctl src/libclockd/libclockd-preload.la
+	src/clockctl/clockctl src/libclockd/libclockd-preload.la tests/stress/flood
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench
 # ndelay/udelay accuracy: clockd_ndelay vs a spin on the kernel's clock.

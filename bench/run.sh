@@ -56,17 +56,35 @@ echo "== shared-memory ring (timer submission / delivery)"
 
 # Client timers through libclockd, against a daemon with a control socket:
 # delivery lateness vs a direct timerfd, and arm+cancel per second.
+# with_socket [-o KEY=VALUE]...: a new daemon at HZ 1000 with a control
+# socket, once it takes connections.
+with_socket() {
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	rm -f "$dir/ctl"
+	"$builddir/src/clockd/clockd" -o page="$dir/page" -o control_socket="$dir/ctl" -o hz=1000 "$@" \
+		2>"$dir/clockd.log" &
+	pid=$!
+	export CLOCKD_SOCKET="$dir/ctl"
+	i=0
+	until [ -S "$dir/ctl" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || { cat "$dir/clockd.log"; echo "bench: no control socket"; exit 1; }
+		sleep 0.1
+	done
+}
+
 echo "== client timers (libclockd) vs direct timerfd"
-kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-"$builddir/src/clockd/clockd" -o page="$dir/page" -o control_socket="$dir/ctl" -o hz=1000 2>"$dir/clockd.log" &
-pid=$!
-export CLOCKD_SOCKET="$dir/ctl"
-i=0
-until [ -S "$dir/ctl" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || { cat "$dir/clockd.log"; echo "bench: no control socket"; exit 1; }
-	sleep 0.1
-done
+with_socket
 "$builddir/bench/bench-timers"
+
+# A well-behaved client's 1 ms timer on the last CPU, quiet and while four
+# attackers (timers beyond the quota on the same CPU, connections without
+# end, garbage, requests beyond the message quota) flood the daemon, in
+# alternating phases: lateness p50..max and the ratios (target p99 <=
+# 1.5x), the daemon's peak memory, what each attacker got. The client and
+# the daemon's timer bases run SCHED_FIFO 50, the attackers SCHED_OTHER.
+echo "== flood: a well-behaved client's timer, quiet vs flooded (default quotas)"
+with_socket -o timer_priority=50
+"$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 61
 
 # cyclictest (rt-tests) plainly and under libclockd-preload.so: wake-up
 # latency p50/p99/max and their ratios; it starts a daemon of its own.

@@ -24,6 +24,7 @@
 #include "shared/log.h"
 
 #define SWEEP_SEC 1
+#define REFUSED_QUIET_NS 10000000000ll /* no refusal for this long ends a run */
 #define ABUSE_FACTOR 10                /* times the quota, for a whole second */
 #define ABUSE_WINDOW_NS 1000000000LL
 #define MAX_HANDOVER_FDS (1 + 2 * TIMER_SHM_MAX_CPUS)
@@ -50,6 +51,8 @@ struct ctlserver {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool unlink_at_close;
 	struct log_repeat accept_errors;
+	struct log_repeat refused;  /* clients beyond max_clients: once a run, */
+	int64_t refused_ns;         /* ended by a sweep REFUSED_QUIET_NS after the last */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -434,7 +437,9 @@ static void conn_new(struct ctlserver *s, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
 		log_warn("control: SO_PEERCRED");
 	if (s->nconns >= s->p.max_clients) {
-		log_notice("control: pid %ld uid %lu refused: %" PRIu32 " clients already (max_clients)",
+		s->refused_ns = mono_ns();
+		log_repeat(&s->refused, LOG_NOTICE, false,
+			   "control: pid %ld uid %lu refused: %" PRIu32 " clients already (max_clients)",
 			   (long)cred.pid, (unsigned long)cred.uid, s->nconns);
 		send_error(fd, 0, EDQUOT, 0, "too many clients");
 		close(fd);
@@ -531,6 +536,12 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 		if (c->tbc && tb_client_broken(c->tbc))
 			conn_free(c, "its shared memory is corrupt");
 	}
+	/* Refusals end as a run once none came for a while (not at the next
+	 * accept: a full server with clients coming and going would log a
+	 * pair of lines for each). */
+	if (mono_ns() - s->refused_ns > REFUSED_QUIET_NS)
+		log_repeat_end(&s->refused, "control: no client refused for %d s (max_clients %" PRIu32 ")",
+			       (int)(REFUSED_QUIET_NS / 1000000000), s->p.max_clients);
 	accept_resume(s);
 }
 

@@ -17,6 +17,7 @@
 #define OUTLIER_SDS 6.0        /* this many times the spread) is an outlier */
 #define ROBUST_MIN 5           /* offsets needed to tell an outlier */
 #define OUTLIERS_RESTART 4     /* outliers in a row: the reference moved */
+#define OUTLIERS_RESTART_SMALL 16 /* the same, for a move under UNLOCK_NS */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 
 static void set_synced(struct discipline *d, bool on)
@@ -242,7 +243,10 @@ static bool plausible(struct discipline *d, const struct ref_event *ev, double t
 		return true;
 	}
 	d->outliers++;
-	if (++d->outliers_in_row < OUTLIERS_RESTART) {
+	/* A move smaller than what loses a lock must last longer to be
+	 * believed: a noisy reference (a PPS stamped by a loaded machine) has
+	 * runs of late pulses that are no move. */
+	if (++d->outliers_in_row < (fabs(r) > UNLOCK_NS ? OUTLIERS_RESTART : OUTLIERS_RESTART_SMALL)) {
 		log_debug("reference %s: outlier %+.0f ns off the line dropped", d->ref_name, r);
 		return false;
 	}
@@ -343,7 +347,9 @@ void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
 
 	if (!d->ref_name)
 		return;
-	if (ref_fault == CLOCKD_FAULT_NONE && (!d->last_stamp || now_ns - d->last_stamp <= LOST_NS))
+	/* Silence is no event at all: events dropped as outliers are the
+	 * reference speaking (the rules above deal with them). */
+	if (ref_fault == CLOCKD_FAULT_NONE && (!d->corr_stamp || now_ns - d->corr_stamp <= LOST_NS))
 		return;
 	d->good = 0;
 	if (tr->state == CLOCKD_DISC_LOCKED)

@@ -17,15 +17,17 @@
  * above discipline_restep_ms (0: never), logged. The rate correction never
  * exceeds discipline_max_ppm. A pulse less than half a second after the
  * last is spurious. An offset far off the line (an outlier: more than 6
- * times the spread and 200 us) is dropped, four in a row restart the
- * acquisition; "the line" for that is a robust one (Theil-Sen, the median
- * of the pairwise slopes, with the median absolute residual as the
- * spread), which outliers cannot drag as they drag least squares, and
+ * times the spread and 200 us) is dropped; four in a row more than 1 ms
+ * off, or sixteen in a row less far off, mean the reference moved and
+ * restart the acquisition. "The line" for that is a robust one (Theil-Sen:
+ * the median of the pairwise slopes, with the median absolute residual as
+ * the spread), which outliers cannot drag as they drag least squares;
  * outliers that came in before there were enough offsets to tell (5) are
- * dropped from the history once there are. Locked takes four offsets under
- * 100 us in a row; losing the lock, four over 1 ms. With no event for three
- * seconds a locked clock goes into holdover (the rate is kept, SYNCED
- * cleared); events again take it back to locked.
+ * dropped from the history once there are. Locked takes four offsets
+ * under 100 us in a row; losing the lock, four over 1 ms. With no event
+ * for three seconds (dropped ones count: the reference is not silent) a
+ * locked clock goes into holdover (the rate is kept, SYNCED cleared);
+ * events again take it back to locked.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H

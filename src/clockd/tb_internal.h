@@ -137,6 +137,8 @@ struct tb_base {
 	/* start-up handshake */
 	int start_state;   /* 0 running set-up, 1 ready, -1 failed */
 	uint64_t armed_kns;    /* the timerfd's deadline; UINT64_MAX: disarmed */
+	uint64_t ns_due_kns;   /* when the first ns timer is to be handed over
+				* (kernel CLOCK_MONOTONIC), as of the last round */
 	/* command queue */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -169,6 +171,12 @@ struct timer_bases {
  * (returns cmd->result), post does not (the base frees cmd). */
 int tb_cmd_call(struct tb_base *b, struct tb_cmd *cmd);
 void tb_cmd_post(struct tb_base *b, struct tb_cmd *cmd);
+
+/* timerbase.c, between batches of submissions: run the ns timers that
+ * have come due and wake their clients, so that a client submitting as
+ * fast as it can does not hold the others' expiries up for its whole
+ * budget. */
+void tb_expire_due(struct tb_base *b);
 
 /* tb_client.c: free a client no base refers to any more (main thread). */
 void tb_client_release(struct timer_bases *tb, struct tb_client *c);

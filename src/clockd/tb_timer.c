@@ -267,6 +267,7 @@ void tb_cc_drain(struct tb_cc *cc)
 		for (int i = 0; i < n; i++)
 			tb_cc_submit(cc, &buf[i]);
 		done += (unsigned)n;
+		tb_expire_due(cc->base);
 	}
 }
 

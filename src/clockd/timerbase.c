@@ -217,6 +217,7 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 		tb_cc_wake(cc);
 	}
 	ns_kns = tb_ns_deadline(b, clock_err);
+	b->ns_due_kns = ns_kns;
 	arm_timerfd(b, ns_kns);
 	/* Store the wheel's next expiry, then look at the tick once more:
 	 * with the tick thread's store-then-load (timer_bases_tick), one of
@@ -233,6 +234,22 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 	}
 	update_stats(b, ns_kns, next);
 	return busy;
+}
+
+void tb_expire_due(struct tb_base *b)
+{
+	bool clock_err;
+
+	if ((uint64_t)kclock_ns(CLOCK_MONOTONIC) < b->ns_due_kns)
+		return;
+	tb_expire_ns(b);
+	for (struct tb_cc *cc = b->clients; cc; cc = cc->next)
+		tb_cc_wake(cc);
+	b->ns_due_kns = tb_ns_deadline(b, &clock_err);
+	/* Let the clients just woken run: their delivery threads are pinned
+	 * to this CPU, at SCHED_FIFO maybe at our own priority, which would
+	 * otherwise wait for the whole drain. */
+	sched_yield();
 }
 
 static bool base_round(struct tb_base *b, bool *clock_err)
@@ -360,6 +377,7 @@ static int base_init(struct timer_bases *tb, struct tb_base *b, unsigned k, unsi
 	b->cpu = cpu;
 	b->wake_efd = b->tfd = b->epfd = -1;
 	b->armed_kns = UINT64_MAX;
+	b->ns_due_kns = UINT64_MAX;
 	b->next_jiffies = UINT64_MAX;
 	b->st.next_expiry_ns = UINT64_MAX;
 	b->cmd_tail = &b->cmd_head;

@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Flood and quotas (issue #8, part 3): tests/stress/flood's four attackers
+# (timers beyond the quota, connections without end, garbage, requests far
+# beyond the message quota) against a daemon with small quotas, while a
+# well-behaved client's timer runs; its checks, then the daemon's: it said
+# why it dropped the message flooder, it is live, no attacker is left
+# among its clients, and it stops cleanly.
+. "$top_srcdir/tests/daemon/common.sh"
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+FLOOD=$top_builddir/tests/stress/flood
+export CLOCKD_SOCKET=$T/control
+MAXC=32
+
+if ! start_daemon "$T/clockd.log" -o hz=1000 -o max_clients=$MAXC -o client_max_msgs_per_sec=50 \
+	-o client_max_timers=4096; then
+	ok 1 "the daemon starts"
+	finish
+fi
+i=0
+while [ ! -S "$T/control" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+
+# The connection flooder holds all but 4 of the places: the good client,
+# the timer and message flooders get in, the garbage sender contends for
+# the last one with the connection flooder's further tries, and what finds
+# the server full is refused.
+cpu=$(($(nproc) - 1))
+"$FLOOD" "$daemon_pid" $cpu $((MAXC - 4)) >"$T/flood" 2>&1
+st=$?
+grep '^#' "$T/flood"
+grep -E '^(not )?ok ' "$T/flood" >"$T/flood.tap"
+while read -r res num _ desc; do
+	[ "$res" = ok ]
+	ok $? "$desc"
+done <<EOT
+$(sed 's/^not ok/not_ok/' "$T/flood.tap")
+EOT
+[ $st -eq 0 ] && [ -s "$T/flood.tap" ]
+ok $? "flood ran all its checks (exit $st)"
+grep -v -E '^(#|(not )?ok |1\.\.)' "$T/flood" | sed 's/^/# flood: /'
+
+grep -q 'sent [0-9]* messages in a second, quota 50/s: disconnected' "$T/clockd.log"
+ok $? "the daemon logged dropping the message flooder"
+grep 'messages in a second' "$T/clockd.log" | head -2 | sed 's/^/# clockd: /'
+# Thousands of refusals, one line (a run ends after 10 s without one).
+refusals=$(grep -c 'refused: .* clients already (max_clients)' "$T/clockd.log")
+[ "$refusals" -eq 1 ]
+ok $? "the refusals beyond max_clients are logged once ($refusals lines)"
+echo "# clockd log: $(wc -l <"$T/clockd.log") lines"
+"$CLOCKCTL" status | grep -q 'state: live'
+ok $? "the page is live after the flood"
+i=0
+until "$CLOCKCTL" --json timers | grep -q '"clients":\[\]' || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$CLOCKCTL" --json timers | grep -q '"clients":\[\]'
+ok $? "no attacker is left among the daemon's clients"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+ok $? "the daemon exits 0 on SIGTERM"
+daemon_pid=
+finish
