@@ -26,10 +26,16 @@
 #define RATE_PIVOT_NS 1000000ull
 
 /* A counter that moves more than this (plus 1/16 of the interval, room for
- * any rate error a device could honestly have) away from the kernel's
- * CLOCK_MONOTONIC between two updates has jumped. Well above the delay a
- * preempted tick thread can put between the two reads. */
+ * any rate error a device could honestly have, plus the time the two
+ * updates' reads took) away from the kernel's CLOCK_MONOTONIC between two
+ * updates has jumped. */
 #define STEP_FAULT_NS 20000000ll
+
+/* A counter read that took longer than this (the thread preempted, a
+ * device access held up: a 22 ms one was seen under qemu TCG) is done
+ * again, up to READ_TRIES times, for a reading close to the kernel's. */
+#define READ_SLACK_NS 1000000ll
+#define READ_TRIES 3
 
 static uint64_t one_sec(const struct timekeeper *tk)
 {
@@ -377,9 +383,9 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 
 /* The counter against the kernel's clock since the last update (see
  * devices.h). True if it may be used; else tk->fault says why not. */
-static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elapsed)
+static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elapsed, int64_t slack)
 {
-	int64_t delta_ns, diff;
+	int64_t delta_ns, diff, room;
 
 	if (tk->cs->gone) {
 		tk->fault = CLOCKD_FAULT_GONE;
@@ -404,14 +410,17 @@ static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elaps
 	tk->still_ns = 0;
 	delta_ns = (int64_t)(((unsigned __int128)delta * tk->mult) >> tk->shift);
 	diff = delta_ns - elapsed;
-	if (-diff > elapsed / 16 + STEP_FAULT_NS) {
+	/* Each update read the counter somewhere in its slack before its
+	 * kernel time. */
+	room = elapsed / 16 + STEP_FAULT_NS + slack + tk->read_slack_ns;
+	if (-diff > room) {
 		/* Far behind the kernel's clock: it stopped for a while. */
 		tk->fault = CLOCKD_FAULT_STALLED;
 		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
 			 (long long)delta_ns, (long long)elapsed);
 		return false;
 	}
-	if (diff > elapsed / 16 + STEP_FAULT_NS) {
+	if (diff > room) {
 		tk->fault = CLOCKD_FAULT_STEPPED;
 		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
 			 (long long)delta_ns, (long long)elapsed);
@@ -427,15 +436,22 @@ static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elaps
 bool tk_update(struct timekeeper *tk, int64_t ticks)
 {
 	struct clocksource *cs = tk->cs;
-	uint64_t now = cs->ops->read(cs);
-	int64_t kmono = kclock_ns(CLOCK_MONOTONIC);
-	uint64_t delta = (now - tk->cycle_last) & cs->mask;
-	uint64_t freq;
+	int64_t before, kmono;
+	uint64_t now, delta, freq;
 
 	if (tk->fault != CLOCKD_FAULT_NONE)
 		return false; /* a faulted source with no other to go to */
-	if (!tk_check_source(tk, delta, kmono - tk->kernel_mono_ns))
+	for (int i = 0; i < READ_TRIES; i++) {
+		before = kclock_ns(CLOCK_MONOTONIC);
+		now = cs->ops->read(cs);
+		kmono = kclock_ns(CLOCK_MONOTONIC);
+		if (kmono - before <= READ_SLACK_NS)
+			break;
+	}
+	delta = (now - tk->cycle_last) & cs->mask;
+	if (!tk_check_source(tk, delta, kmono - tk->kernel_mono_ns, kmono - before))
 		return false;
+	tk->read_slack_ns = kmono - before;
 	tk->kernel_mono_ns = kmono;
 	base_add(tk, &tk->mono, (unsigned __int128)delta * tk->mult);
 	base_add(tk, &tk->real, (unsigned __int128)delta * tk->mult);

@@ -66,6 +66,7 @@ struct timekeeper {
 	bool counted;            /* jiffies count device ticks (else follow time) */
 	int64_t stall_limit_ns;  /* stall_ticks periods */
 	int64_t still_ns;        /* kernel time the counter has not moved */
+	int64_t read_slack_ns;   /* the last update: kernel time around its counter read */
 	int64_t fault_ahead_ns;  /* a jumped counter: how far readers may have seen */
 	uint32_t fault;          /* CLOCKD_FAULT_* of the source, set by tk_update */
 	struct tk_tracking track; /* set by the discipline */

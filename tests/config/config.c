@@ -330,7 +330,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		tap_bail("mkdtemp: %s", strerror(errno));
 	snprintf(path, sizeof(path), "%s/clockd.conf", dir);
-	tap_plan(25 + 6 + 1 + 1 + 1 + 3 + 2);
+	tap_plan(27 + 6 + 1 + 1 + 1 + 3 + 2);
 	test_errors();
 	test_error_lines_today();
 	test_many_errors();
