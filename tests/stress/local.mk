@@ -9,3 +9,14 @@ check_PROGRAMS += tests/stress/holdconn
 tests_stress_holdconn_SOURCES = tests/stress/holdconn.c
 TESTS += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/valgrind.sh
 EXTRA_DIST += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/valgrind.sh
+# oom.sh: allocation failures injected into clockd (failalloc.so, an
+# LD_PRELOAD shim driven by a control file) and a client that arms into
+# them (oomclient).
+check_LTLIBRARIES += tests/stress/failalloc.la
+tests_stress_failalloc_la_SOURCES = tests/stress/failalloc.c tests/stress/failalloc.h
+tests_stress_failalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_PROGRAMS += tests/stress/oomclient
+tests_stress_oomclient_SOURCES = tests/stress/oomclient.c tests/stress/failalloc.h
+tests_stress_oomclient_LDADD = src/libclockd/libclockd.la src/shared/libshared.la
+TESTS += tests/stress/oom.sh
+EXTRA_DIST += tests/stress/oom.sh
