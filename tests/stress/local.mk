@@ -1,6 +1,14 @@
 # Adversarial reliability (issue #8): crash and restart under load,
 # forgery, resource exhaustion, valgrind. Each test starts its own clockd
 # on a private page. STRESS_LONG=1 makes the long forms.
+# oom.sh runs clockd with tests/stress/failalloc.so preloaded: malloc,
+# calloc, realloc and the aligned allocators fail (ENOMEM) while its
+# control file ($FAILALLOC_CTL, set with "oomclient ctl PATH MODE") says
+# so, every call (mode 1) or every Nth (mode N), and count what they
+# failed. It checks that clients get ENOMEM or a closed connection, timers
+# already armed fire, the page stays live, the log is bounded, and nothing
+# is left half applied (OOM_ROUNDS sets the rounds of its loop, 200). It
+# skips in an ASan build, whose allocator the shim would bypass.
 check_PROGRAMS += tests/stress/crashload
 TESTS += tests/stress/crashload
 tests_stress_crashload_SOURCES = tests/stress/crashload.c tests/libtimers/daemon.c tests/libtimers/daemon.h

@@ -10,11 +10,12 @@
  *   oomclient hold CTL         a client with BASE_TIMERS timers armed on one
  *                              CPU (its first slot chunk, less one slot)
  *                              sets mode 1 and arms EXTRA more: the one
- *                              left in the chunk fires, the others need a
- *                              new chunk and get ENOMEM; the base timers
- *                              fire. It prints what it saw, then "waiting";
- *                              after a line on stdin (the test has set
- *                              mode 0) it arms the EXTRA again: all fire.
+ *                              left in the chunk is accepted and fires,
+ *                              the others need a new chunk and get ENOMEM;
+ *                              the base timers fire. It prints what it
+ *                              saw, then "waiting"; after a line on stdin
+ *                              (the test has set mode 0) it arms the EXTRA
+ *                              again: all are accepted and fire.
  *   oomclient once             one timer through libclockd: "fired", or
  *                              "error: WHY" (exit 1) or "no fire" (exit 2)
  *   oomclient loop N           N rounds of: a child arming LOOP_TIMERS
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,35 +145,46 @@ static int wait_for(const unsigned *v, unsigned want)
 	return 1;
 }
 
-static struct clockd_timer base[BASE_TIMERS], extra[EXTRA], canary;
-static unsigned base_fired, extra_fired[EXTRA], canary_fired;
+static struct clockd_timer base[BASE_TIMERS], extra[EXTRA], canary, sentinel;
+static unsigned base_fired, extra_fired[EXTRA], canary_fired, sentinel_fired;
 
-/* Arm the EXTRA timers due now and wait until each fired or was refused
- * (no longer pending). Prints "LABEL: fired F enomem E other O". */
+/* Arm the EXTRA timers far away, then a sentinel due now: the records of
+ * one base are applied and answered in order, so once the sentinel is no
+ * longer pending, each EXTRA timer is either still pending (accepted) or
+ * was refused. The accepted ones are then moved to now and must fire.
+ * (Due at once from the start, a fired one would free its id for a later
+ * arm, and the ids would not be those counted on.) Prints "LABEL:
+ * accepted A fired F enomem E other O"; returns F. */
 static unsigned arm_extra(const char *label)
 {
-	unsigned fired = 0, enomem = 0, other = 0;
-	uint64_t j = clockd_get_jiffies_64();
-	int64_t end;
+	unsigned accepted = 0, fired = 0, enomem = 0;
+	bool ok[EXTRA] = { false };
+	uint64_t far = clockd_get_jiffies_64() + 3600 * (uint64_t)clockd_hz();
+	int64_t end = now_ns() + TIMEOUT_NS;
 
 	for (unsigned i = 0; i < EXTRA; i++) {
 		extra_fired[i] = 0;
-		if (arm(&extra[i], &extra_fired[i], j + 1) < 0)
-			other++;
+		arm(&extra[i], &extra_fired[i], far);
 	}
-	end = now_ns() + TIMEOUT_NS;
-	for (unsigned i = 0; i < EXTRA; i++) {
-		while (clockd_timer_pending(&extra[i]) == 1 && now_ns() < end)
+	if (arm(&sentinel, &sentinel_fired, clockd_get_jiffies_64() + 1) == 0)
+		while (clockd_timer_pending(&sentinel) == 1 && now_ns() < end)
 			nap();
-		/* A refused arm's error is reported by the next call on it. */
-		if (__atomic_load_n(&extra_fired[i], __ATOMIC_RELAXED))
-			fired++;
-		else if (clockd_del_timer(&extra[i]) < 0 && errno == ENOMEM)
+	clockd_del_timer_sync(&sentinel);
+	for (unsigned i = 0; i < EXTRA; i++) {
+		if (clockd_timer_pending(&extra[i]) == 1) {
+			accepted++;
+			ok[i] = true;
+			clockd_mod_timer(&extra[i], clockd_get_jiffies_64() + 1);
+		} else if (clockd_del_timer(&extra[i]) < 0 && errno == ENOMEM) {
+			/* a refused arm's error comes with the next call on it */
 			enomem++;
-		else
-			other++;
+		}
 	}
-	printf("%s: fired %u enomem %u other %u\n", label, fired, enomem, other);
+	for (unsigned i = 0; i < EXTRA; i++)
+		if (ok[i] && wait_for(&extra_fired[i], 1))
+			fired++;
+	printf("%s: accepted %u fired %u enomem %u other %u\n", label, accepted, fired, enomem,
+	       EXTRA - accepted - enomem);
 	fflush(stdout);
 	return fired;
 }
