@@ -49,7 +49,7 @@ static int timers_connect(struct timers_conn *tc)
 
 /*
  * Ask for the @index-th entry of @type and wait for the answer: 0 with
- * *@reply filled, 1 for ERROR ENOENT (past the last), or an exit status
+ * *@reply filled, -1 for ERROR ENOENT (past the last), or an exit status
  * after a message.
  */
 static int timers_ask(struct timers_conn *tc, uint16_t type, uint32_t index, struct ctl_msg *reply)
@@ -78,7 +78,7 @@ static int timers_ask(struct timers_conn *tc, uint16_t type, uint32_t index, str
 		return CTL_EXIT_DAEMON;
 	}
 	if (reply->type == CTL_ERROR && reply->u.error.errno_code == ENOENT)
-		return 1;
+		return -1;
 	if (reply->type == CTL_ERROR) {
 		ctl_error("%s: %s refused: %s (%s)", tc->path, ctl_type_name(type), reply->u.error.why,
 			  strerror(reply->u.error.errno_code));
@@ -100,7 +100,7 @@ static int timers_collect(struct timers_conn *tc, uint16_t type, struct ctl_msg 
 	for (*n = 0; *n < MAX_ROWS; (*n)++) {
 		int rc = timers_ask(tc, type, *n, &rows[*n]);
 
-		if (rc == 1)
+		if (rc < 0)
 			return 0;
 		if (rc)
 			return rc;

@@ -53,6 +53,8 @@ struct ctlserver {
 	struct log_repeat accept_errors;
 	struct log_repeat refused;  /* clients beyond max_clients: once a run, */
 	int64_t refused_ns;         /* ended by a sweep REFUSED_QUIET_NS after the last */
+	struct log_repeat oom;     /* allocations failing (main thread) */
+	unsigned long oom_seen;    /* oom.count at the last sweep */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -128,6 +130,29 @@ static int send_error(int fd, uint32_t seq, int err, uint16_t ref_type, const ch
 		if (*c < 0x20 || *c > 0x7e)
 			*c = '?';
 	return send_msg(fd, &m, NULL, 0);
+}
+
+/* ---- out of memory ---- */
+
+/*
+ * An allocation for a client failed: the client gets ENOMEM or its
+ * connection closed. Logged once for a run of failures, which ends (and
+ * says how many there were) at a sweep that saw none since the one
+ * before: a shortage that lets every other allocation through is two
+ * lines, not one per connection.
+ */
+static void oom_note(struct ctlserver *s, pid_t pid, const char *what)
+{
+	log_repeat(&s->oom, LOG_WARNING, false,
+		   "control: pid %ld: out of memory for %s; further failures are only counted", (long)pid,
+		   what);
+}
+
+static void oom_sweep(struct ctlserver *s)
+{
+	if (s->oom.count == s->oom_seen)
+		log_repeat_end(&s->oom, "control: allocations succeed again");
+	s->oom_seen = s->oom.count;
 }
 
 /* ---- connections ---- */
@@ -213,7 +238,10 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 	if (!c->tbc) {
 		int err = errno ? errno : ENOMEM;
 
-		log_warnx("control: pid %ld: cannot make a timer client: %s", (long)c->pid, strerror(err));
+		if (err == ENOMEM)
+			oom_note(s, c->pid, "a timer client (HELLO refused)");
+		else
+			log_warnx("control: pid %ld: cannot make a timer client: %s", (long)c->pid, strerror(err));
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
@@ -250,6 +278,8 @@ static int do_arm(struct conn *c, const struct ctl_msg *req)
 {
 	int rc = tb_client_arm(c->srv->tb, c->tbc, &req->u.arm, req->seq);
 
+	if (rc == -ENOMEM)
+		oom_note(c->srv, c->pid, "an ARM command");
 	return reply_ok_or_error(c, req, req->u.arm.timer_id, rc);
 }
 
@@ -257,6 +287,8 @@ static int do_cancel(struct conn *c, const struct ctl_msg *req)
 {
 	int rc = tb_client_cancel(c->srv->tb, c->tbc, req->u.cancel.timer_id);
 
+	if (rc == -ENOMEM)
+		oom_note(c->srv, c->pid, "a CANCEL command");
 	return reply_ok_or_error(c, req, req->u.cancel.timer_id, rc);
 }
 
@@ -448,7 +480,7 @@ static void conn_new(struct ctlserver *s, int fd)
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->ev = event_new(s->base, fd, EV_READ | EV_PERSIST, on_conn, c)) ||
 	    event_add(c->ev, NULL) < 0) {
-		log_warnx("control: pid %ld: out of memory; connection refused", (long)cred.pid);
+		oom_note(s, cred.pid, "a connection (closed)");
 		if (c && c->ev)
 			event_free(c->ev);
 		free(c);
@@ -523,7 +555,8 @@ static void on_listen(evutil_socket_t lfd, short what, void *arg)
 }
 
 /* Every second: clients whose shared memory a base found corrupt go even
- * if they send nothing. */
+ * if they send nothing; a run of allocation failures that stopped is
+ * told. */
 static void on_sweep(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctlserver *s = arg;
@@ -543,6 +576,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 		log_repeat_end(&s->refused, "control: no client refused for %d s (max_clients %" PRIu32 ")",
 			       (int)(REFUSED_QUIET_NS / 1000000000), s->p.max_clients);
 	accept_resume(s);
+	oom_sweep(s);
 }
 
 /* ---- the listening socket ---- */

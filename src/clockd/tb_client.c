@@ -24,6 +24,7 @@
 
 #include "clockd/tb_internal.h"
 #include "shared/log.h"
+#include "shared/tickmath.h"
 
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
@@ -288,6 +289,28 @@ void tb_client_stats(struct timer_bases *tb, const struct tb_client *c, struct t
 
 /* ---- backlog ---- */
 
+/* No memory to grow a backlog: the record is dropped and counted. Logged
+ * as arms are (tb_timer.c): once when a run of failures starts, once when
+ * a backlog grows again a second or more after the last failure. */
+static void backlog_oom_note(struct tb_cc *cc)
+{
+	struct tb_base *b = cc->base;
+
+	b->oom_backlog_ns = kclock_ns(CLOCK_MONOTONIC);
+	log_repeat(&b->oom_backlog, LOG_WARNING, false,
+		   "timer base %u: client pid %d: no memory for its delivery backlog, record dropped "
+		   "(further drops are only counted)", b->cpu, (int)cc->client->pid);
+}
+
+static void backlog_oom_over(struct tb_cc *cc)
+{
+	struct tb_base *b = cc->base;
+
+	if (b->oom_backlog.count == 0 || kclock_ns(CLOCK_MONOTONIC) - b->oom_backlog_ns < 1000000000)
+		return;
+	log_repeat_end(&b->oom_backlog, "timer base %u: delivery backlogs grow again", b->cpu);
+}
+
 static bool backlog_empty(const struct tb_backlog *q)
 {
 	return q->head == q->tail;
@@ -369,10 +392,10 @@ static void backlog_append(struct tb_cc *cc, const struct ring_rec *r, struct tb
 	if (e < 0) {
 		tb_stat_add(&cc->st.dropped, 1);
 		if (e == -ENOMEM)
-			log_warnx("timer base %u: client pid %d: no memory for its delivery backlog, record dropped",
-				  cc->base->cpu, (int)cc->client->pid);
+			backlog_oom_note(cc);
 		return;
 	}
+	backlog_oom_over(cc);
 	if (backlog_empty(q))
 		cc->base->nbacklog++;
 	if (s) {

@@ -28,6 +28,7 @@
 #include "clockd/hrheap.h"
 #include "clockd/timerbase.h"
 #include "clockd/wheel.h"
+#include "shared/log.h"
 #include "shared/ring.h"
 #include "shared/timerrec.h"
 
@@ -154,6 +155,10 @@ struct tb_base {
 	unsigned nbacklog;      /* clients with a non-empty backlog */
 	uint64_t tick_jiffies;  /* what the last round expired up to */
 	struct tb_base_stats st;
+	/* out of memory: logged once a run, ended by a success a second or
+	 * more after the last failure */
+	struct log_repeat oom_arm, oom_backlog;
+	int64_t oom_arm_ns, oom_backlog_ns;  /* kernel time of the last failure */
 };
 
 struct timer_bases {

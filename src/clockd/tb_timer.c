@@ -24,6 +24,32 @@
 #define SLOT_OF(ptr, member) ((struct tb_slot *)((char *)(ptr)-offsetof(struct tb_slot, member)))
 #define POP_BATCH 256u
 
+/*
+ * Out of memory on a base (a chunk of slots, the deadline heap): the arm
+ * gets an ERROR ENOMEM record. Logged once when a run of failures starts,
+ * and once when an arm succeeds a second or more after the last failure
+ * (log_repeat): a shortage that lets every other allocation through is
+ * two lines, not one per arm.
+ */
+static void oom_note(struct tb_cc *cc, const char *what)
+{
+	struct tb_base *b = cc->base;
+
+	b->oom_arm_ns = kclock_ns(CLOCK_MONOTONIC);
+	log_repeat(&b->oom_arm, LOG_WARNING, false,
+		   "timer base %u: client pid %d: out of memory for %s; its arm fails with ENOMEM "
+		   "(further failures are only counted)", b->cpu, (int)cc->client->pid, what);
+}
+
+static void oom_over(struct tb_cc *cc)
+{
+	struct tb_base *b = cc->base;
+
+	if (b->oom_arm.count == 0 || kclock_ns(CLOCK_MONOTONIC) - b->oom_arm_ns < 1000000000)
+		return;
+	log_repeat_end(&b->oom_arm, "timer base %u: arms find memory again", b->cpu);
+}
+
 static struct hrheap *heap_of(struct tb_base *b, unsigned kind)
 {
 	return &b->heap[kind == TB_REAL];
@@ -185,6 +211,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	int r;
 
 	if (!s) {
+		oom_note(cc, "a chunk of timer slots");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
 	}
@@ -199,6 +226,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+		oom_note(cc, "the deadline heap");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
 	}
@@ -206,6 +234,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	pending_inc(cc);
+	oom_over(cc);
 }
 
 /* CANCEL: whatever generation is pending under the id (the client may

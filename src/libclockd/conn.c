@@ -165,8 +165,15 @@ static int recv_ack(int sock, struct ctl_hello_ack *ack, int *fds)
 	int nfds = 0;
 
 	len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	/* Closed by the daemon with our HELLO unread (refused at accept):
+	 * the reset comes first, then the ERROR it sent saying why. */
+	if (len < 0 && errno == ECONNRESET) {
+		len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (len < 0)
+			return -ECONNRESET;
+	}
 	if (len < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return errno == EAGAIN ? -ETIMEDOUT : errno == EPIPE ? -ECONNRESET : -errno;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		int got = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 
@@ -309,8 +316,10 @@ static int conn_open(struct lib_conn **out)
 		err = -errno;
 		goto err_free;
 	}
+	/* A HELLO that cannot be sent (the daemon refused us and closed) may
+	 * still have an ERROR saying why waiting. */
 	err = send_hello(c->sock);
-	if (err < 0)
+	if (err < 0 && err != -EPIPE && err != -ECONNRESET)
 		goto err_free;
 	nfds = recv_ack(c->sock, &ack, fds);
 	if (nfds < 0) {

@@ -1,6 +1,14 @@
 # Adversarial reliability (issue #8): crash and restart under load,
 # forgery, resource exhaustion, valgrind. Each test starts its own clockd
 # on a private page. STRESS_LONG=1 makes the long forms.
+# oom.sh runs clockd with tests/stress/failalloc.so preloaded: malloc,
+# calloc, realloc and the aligned allocators fail (ENOMEM) while its
+# control file ($FAILALLOC_CTL, set with "oomclient ctl PATH MODE") says
+# so, every call (mode 1) or every Nth (mode N), and count what they
+# failed. It checks that clients get ENOMEM or a closed connection, timers
+# already armed fire, the page stays live, the log is bounded, and nothing
+# is left half applied (OOM_ROUNDS sets the rounds of its loop, 200). It
+# skips in an ASan build, whose allocator the shim would bypass.
 check_PROGRAMS += tests/stress/crashload
 TESTS += tests/stress/crashload
 tests_stress_crashload_SOURCES = tests/stress/crashload.c tests/libtimers/daemon.c tests/libtimers/daemon.h
@@ -16,3 +24,14 @@ tests_stress_flood_SOURCES = tests/stress/flood.c
 tests_stress_flood_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
 TESTS += tests/stress/flood.sh
 EXTRA_DIST += tests/stress/flood.sh
+# oom.sh: allocation failures injected into clockd (failalloc.so, an
+# LD_PRELOAD shim driven by a control file) and a client that arms into
+# them (oomclient).
+check_LTLIBRARIES += tests/stress/failalloc.la
+tests_stress_failalloc_la_SOURCES = tests/stress/failalloc.c tests/stress/failalloc.h
+tests_stress_failalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_PROGRAMS += tests/stress/oomclient
+tests_stress_oomclient_SOURCES = tests/stress/oomclient.c tests/stress/failalloc.h
+tests_stress_oomclient_LDADD = src/libclockd/libclockd.la src/shared/libshared.la
+TESTS += tests/stress/oom.sh
+EXTRA_DIST += tests/stress/oom.sh
