@@ -247,11 +247,11 @@ static int check_fine(double seconds)
 		if (c < 0) {
 			/* Say why, once, with what the page says. */
 			if (failed++ == 0) {
-				int err = errno;
+				int e = errno;
 
 				clockd_status(&st, sizeof(st));
 				guest_note("fine: read %" PRIu64 " failed: %s; page state %u, age %" PRId64
-					   " ns, stale limit %" PRIu64 " ns, source %s", reads, strerror(err),
+					   " ns, stale limit %" PRIu64 " ns, source %s", reads, strerror(e),
 					   st.state, st.age_ns, st.stale_ns, st.source);
 			}
 			continue;
