@@ -7,6 +7,8 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 SH_LOG_DRIVER = $(LOG_DRIVER)
 SH_LOG_COMPILER = $(SHELL)
 EXTRA_DIST += build-aux/tap-driver.sh
+# The runner of the programs built with -fsanitize=thread (the *-tsan.sh).
+EXTRA_DIST += tests/tsan-run.sh
 check_LTLIBRARIES += tests/libtap.la
 tests_libtap_la_SOURCES = tests/tap.c tests/tap.h
 

@@ -1,29 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The latch torture under ThreadSanitizer (a smaller run: TSan is slow).
-# The build (tests/page/local.mk) leaves torture-tsan.skip instead of the
-# program when the compiler cannot link TSan programs.
-: "${top_builddir:?}"
-prog=$top_builddir/tests/page/torture-tsan
-if [ -f "$prog.skip" ]; then
-	echo "1..0 # SKIP $(cat "$prog.skip")"
-	exit 0
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/clockd-tsan.XXXXXX") || { echo "Bail out! mktemp"; exit 99; }
-trap 'rm -rf "$tmp"' EXIT
-
-echo 1..2
-TSAN_OPTIONS="halt_on_error=1 exitcode=66" TORTURE_READS=${TSAN_TORTURE_READS:-1000000} \
-	"$prog" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-sed 's/^/# /' "$tmp/out" "$tmp/err"
-if [ $rc -eq 0 ] && ! grep -q '^not ok' "$tmp/out" && grep -q '^1\.\.' "$tmp/out"; then
-	echo "ok 1 - torture under TSan: every check passed"
-else
-	echo "not ok 1 - torture under TSan: exit status $rc or a failed check"
-fi
-if [ $rc -ne 66 ] && ! grep -q 'WARNING: ThreadSanitizer' "$tmp/err"; then
-	echo "ok 2 - TSan reported no data race (exit status $rc)"
-else
-	echo "not ok 2 - TSan reported a data race (exit status $rc)"
-fi
+# The latch torture under ThreadSanitizer (a smaller run: TSan is slow);
+# tests/tsan-run.sh runs it.
+TORTURE_READS=${TSAN_TORTURE_READS:-1000000}
+export TORTURE_READS
+exec sh "$top_srcdir/tests/tsan-run.sh" "torture" "$top_builddir/tests/page/torture-tsan"
