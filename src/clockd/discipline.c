@@ -172,8 +172,9 @@ static void robust_line(struct discipline *d, double *slope, double *icpt, doubl
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
-			w[m++] = (d->hist_y[j] - d->hist_y[i]) / (d->hist_t[j] - d->hist_t[i]);
-	*slope = kth(w, m, m / 2);
+			if (d->hist_t[j] > d->hist_t[i])
+				w[m++] = (d->hist_y[j] - d->hist_y[i]) / (d->hist_t[j] - d->hist_t[i]);
+	*slope = m ? kth(w, m, m / 2) : 0;
 	for (unsigned i = 0; i < n; i++)
 		w[i] = d->hist_y[i] - *slope * d->hist_t[i];
 	*icpt = kth(w, n, n / 2);

@@ -35,9 +35,10 @@
 #include "shared/ctlproto.h"
 #include "shared/ring.h"
 #include "shared/timerrec.h"
+#include "tests/ctlraw.h"
 
 #define TIMEOUT_MS 10000
-#define MAXFDS (1 + 2 * TIMER_SHM_MAX_CPUS)
+#define MAXFDS CTLRAW_MAXFDS
 #define H_ARM_CPU_OFF (CTL_HDR_SIZE + 4)
 
 static const char *sock_path;
@@ -56,11 +57,9 @@ static int fail(const char *fmt, ...)
 
 static int conn_open(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = ctlraw_connect(sock_path);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (fd < 0) {
 		fprintf(stderr, "connect %s: %s\n", sock_path, strerror(errno));
 		exit(1);
 	}
@@ -74,48 +73,14 @@ static int send_raw(int fd, const void *buf, size_t len)
 
 static int send_msg(int fd, const struct ctl_msg *m)
 {
-	unsigned char buf[CTL_MSG_MAX];
-	size_t n = ctl_encode(m, buf, sizeof(buf));
-
-	return n ? send_raw(fd, buf, n) : -1;
+	return ctlraw_send(fd, m, 0);
 }
 
 /* Receive one message (and its descriptors): 1 got one, 0 connection
  * closed, -1 timeout or error. */
 static int recv_msg(int fd, struct ctl_msg *m, int *fds, unsigned *nfds)
 {
-	unsigned char buf[CTL_MSG_MAX + 1];
-	union {
-		char raw[CMSG_SPACE(sizeof(int) * MAXFDS)];
-		struct cmsghdr align;
-	} ctrl;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl.raw,
-			     .msg_controllen = sizeof(ctrl.raw) };
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char why[128];
-	ssize_t n;
-
-	if (nfds)
-		*nfds = 0;
-	if (poll(&pfd, 1, TIMEOUT_MS) != 1)
-		return -1;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == ECONNRESET ? 0 : -1;
-	if (n == 0)
-		return 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fds && nfds) {
-			*nfds = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
-		}
-	}
-	if (ctl_decode(buf, (size_t)n, NULL, m, why, sizeof(why)) < 0) {
-		fprintf(stderr, "undecodable reply: %s\n", why);
-		return -1;
-	}
-	return 1;
+	return ctlraw_recv(fd, TIMEOUT_MS, m, fds, nfds);
 }
 
 /* A request and its reply. */

@@ -5,11 +5,8 @@
 # 200 ms after the lock (beyond discipline_step_ms), slewed or, with
 # discipline_restep_ms, stepped. Each is reported once in the log, and no
 # clock ever goes back.
-. "$top_srcdir/tests/daemon/common.sh"
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-MONITOR=$top_builddir/tests/devices/monitor
+. "$top_srcdir/tests/discipline/common.sh"
 
-state() { "$CLOCKCTL" --json tracking | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p'; }
 # wait_log SECONDS ERE
 wait_log() {
 	i=0
@@ -43,7 +40,7 @@ if run wrong-rate 25 -o sim_rate_ppm=2000; then
 	ok $? "wrong-rate: the log says the reference runs 2000 ppm off (within 0.1 ppm), beyond the limit"
 	[ "$(grep -c 'beyond discipline_max_ppm' "$T/clockd.log")" -eq 1 ]
 	ok $? "wrong-rate: ... once"
-	[ "$(state)" != locked ] && ! "$CLOCKCTL" status | grep -Eq '^ *flags: .*synced'
+	[ "$(field state)" != locked ] && ! "$CLOCKCTL" status | grep -Eq '^ *flags: .*synced'
 	ok $? "wrong-rate: never locked, not synced"
 	end_run
 fi
@@ -61,9 +58,7 @@ fi
 if run jump-stepped 22 -o "sim_script=12s step +200ms" -o discipline_restep_ms=100; then
 	wait_log 22 'reference sim: CLOCKD_REALTIME stepped by \+[0-9]* ns \(the offset is above discipline_restep_ms\)'
 	ok $? "jump-stepped: with discipline_restep_ms 100 realtime is stepped, and said so"
-	i=0
-	until [ "$(state)" = locked ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
-	[ "$(state)" = locked ]
+	wait_state locked 15
 	ok $? "jump-stepped: locked again"
 	end_run
 fi

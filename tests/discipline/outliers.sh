@@ -7,13 +7,7 @@
 # it would without them, the rate is right, and the lock holds through the
 # later ones. (A least-squares line alone, which this replaced, took 55 s to
 # lock on this script and then reported +180 ppm.)
-. "$top_srcdir/tests/daemon/common.sh"
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-MONITOR=$top_builddir/tests/devices/monitor
-
-field() {
-	"$CLOCKCTL" --json tracking | sed -n "s/.*\"$1\":\(\"[^\"]*\"\|[^,}]*\).*/\1/p" | tr -d '"'
-}
+. "$top_srcdir/tests/discipline/common.sh"
 
 start=$(date +%s)
 if ! start_daemon "$T/clockd.log" -o hz=100 -o source=posix -o posix_clock=monotonic -o log_level=debug \
@@ -27,11 +21,8 @@ mon=$!
 
 # The pulses are stamped at their simulated times, so the run does not
 # depend on the machine's load: the lock comes at about 12 s.
-i=0
-until [ "$(field state)" = locked ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
-lock_s=$(($(date +%s) - start))
-[ "$(field state)" = locked ]
-ok $? "locked within 30 s, outliers and all (after $lock_s s)"
+wait_state locked 30
+ok $? "locked within 30 s, outliers and all (after $(($(date +%s) - start)) s)"
 
 # Locked from then on, through the outliers at 20, 30 and 40 s.
 unlocked=0

@@ -7,25 +7,9 @@
 # rate, the clock's true error (against the simulation's truth), pulses
 # dropped and missing, holdover when the pulses stop, and monotonic time
 # never going back.
-. "$top_srcdir/tests/daemon/common.sh"
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-MONITOR=$top_builddir/tests/devices/monitor
+. "$top_srcdir/tests/discipline/common.sh"
 TRUTH=$top_builddir/tests/discipline/truth
 
-# field NAME: one field of clockctl --json tracking
-field() {
-	"$CLOCKCTL" --json tracking | sed -n "s/.*\"$1\":\(\"[^\"]*\"\|[^,}]*\).*/\1/p" | tr -d '"'
-}
-# wait_state STATE SECONDS
-wait_state() {
-	i=0
-	while [ $i -lt $(($2 * 10)) ]; do
-		[ "$(field state)" = "$1" ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 synced() { "$CLOCKCTL" status | grep -Eq '^ *flags: .*synced'; }
 
 start=$(date +%s)

@@ -34,8 +34,6 @@
  * is for benchmarks); with --bench they and their ratios are the output.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -46,13 +44,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <clockd/clockd.h>
 #include "shared/ctlproto.h"
+#include "tests/ctlraw.h"
 
 #define PERIOD_NS 1000000LL
 #define PHASE 3000          /* expiries per phase */
@@ -98,70 +96,33 @@ static int64_t clk(void)
 
 static int conn_open(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return ctlraw_connect(sock_path);
 }
 
 static int send_req(int fd, uint16_t type, uint32_t seq, int flags)
 {
-	unsigned char buf[CTL_MSG_MAX];
 	struct ctl_msg m;
-	size_t n;
 
 	ctl_msg_init(&m, type, seq);
 	if (type == CTL_HELLO) {
 		m.u.hello.min_version = 1;
 		m.u.hello.max_version = 1;
 	}
-	n = ctl_encode(&m, buf, sizeof(buf));
-	return send(fd, buf, n, MSG_NOSIGNAL | flags) == (ssize_t)n ? 0 : -1;
+	return ctlraw_send(fd, &m, flags);
 }
 
 /* One reply, its descriptors closed: its type and, for ERROR, *err; 0 at
- * end of file, -1 if none came within @ms (or would block, @ms 0). */
+ * end of file, -1 if none came within @ms (@ms 0: none was there). */
 static int recv_reply(int fd, int ms, uint16_t *type, int *err)
 {
-	unsigned char buf[CTL_MSG_MAX + 1];
-	union {
-		char raw[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} ctrl;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl.raw,
-			     .msg_controllen = sizeof(ctrl.raw) };
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t n;
+	struct ctl_msg m;
+	int r = ctlraw_recv(fd, ms, &m, NULL, NULL);
 
-	if (poll(&pfd, 1, ms) != 1)
-		return -1;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	/* Closed by the daemon with our request unread: the reset comes
-	 * first, then what it sent before closing. */
-	if (n < 0 && errno == ECONNRESET)
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0)
-		return errno == ECONNRESET || errno == EAGAIN ? 0 : -1;
-	if (n == 0)
-		return 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
-			close(((int *)(void *)CMSG_DATA(c))[i]);
+	if (r == 1) {
+		*type = m.type;
+		*err = m.type == CTL_ERROR ? m.u.error.errno_code : 0;
 	}
-	if (n < CTL_HDR_SIZE + 4)
-		return -1;
-	*type = (uint16_t)(buf[6] | buf[7] << 8);
-	*err = (int)((uint32_t)buf[16] | (uint32_t)buf[17] << 8 | (uint32_t)buf[18] << 16 |
-		     (uint32_t)buf[19] << 24);
-	return 1;
+	return r;
 }
 
 /* Count a reply: OK-like, EDQUOT, EAGAIN or another error. */

@@ -20,7 +20,7 @@ EXTRA_DIST += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/valgr
 # Flood and quotas: four attackers against a well-behaved client
 # (flood.sh; bench/run.sh runs the same program for the latency figures).
 check_PROGRAMS += tests/stress/flood
-tests_stress_flood_SOURCES = tests/stress/flood.c
+tests_stress_flood_SOURCES = tests/stress/flood.c tests/ctlraw.c tests/ctlraw.h
 tests_stress_flood_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
 TESTS += tests/stress/flood.sh
 EXTRA_DIST += tests/stress/flood.sh
@@ -31,7 +31,7 @@ check_LTLIBRARIES += tests/stress/failalloc.la
 tests_stress_failalloc_la_SOURCES = tests/stress/failalloc.c tests/stress/failalloc.h
 tests_stress_failalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_PROGRAMS += tests/stress/oomclient
-tests_stress_oomclient_SOURCES = tests/stress/oomclient.c tests/stress/failalloc.h
+tests_stress_oomclient_SOURCES = tests/stress/oomclient.c tests/stress/failalloc.h tests/ctlraw.c tests/ctlraw.h
 tests_stress_oomclient_LDADD = src/libclockd/libclockd.la src/shared/libshared.la
 TESTS += tests/stress/oom.sh
 EXTRA_DIST += tests/stress/oom.sh

@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,7 +34,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,13 +41,13 @@
 #include <clockd/clockd.h>
 #include "shared/ctlproto.h"
 #include "shared/timerrec.h"
+#include "tests/ctlraw.h"
 #include "tests/stress/failalloc.h"
 
 #define BASE_TIMERS 1023u  /* TB_CHUNK_SLOTS - 1 */
 #define EXTRA 100u
 #define LOOP_TIMERS 1100u
 #define TIMEOUT_NS 15000000000LL
-#define MAXFDS (1 + 2 * TIMER_SHM_MAX_CPUS)
 
 static int64_t now_ns(void)
 {
@@ -264,50 +262,25 @@ static void lib_round(void)
 
 static int raw_send(int fd, struct ctl_msg *m)
 {
-	unsigned char buf[CTL_MSG_MAX];
-	size_t n = ctl_encode(m, buf, sizeof(buf));
-
-	return n && send(fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+	return ctlraw_send(fd, m, 0);
 }
 
 /* One reply (its descriptors closed): 0, or -1 if none came. */
 static int raw_recv(int fd, struct ctl_msg *m)
 {
-	unsigned char buf[CTL_MSG_MAX];
-	union {
-		char raw[CMSG_SPACE(sizeof(int) * MAXFDS)];
-		struct cmsghdr align;
-	} ctrl;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl.raw,
-			     .msg_controllen = sizeof(ctrl.raw) };
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&pfd, 1, 10000) != 1 || (n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) <= 0)
-		return -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		int nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int)), fds[MAXFDS];
-
-		memcpy(fds, CMSG_DATA(c), (size_t)nfds * sizeof(int));
-		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
-	}
-	return ctl_decode(buf, (size_t)n, NULL, m, NULL, 0) < 0 ? -1 : 0;
+	return ctlraw_recv(fd, 10000, m, NULL, NULL) == 1 ? 0 : -1;
 }
 
 /* HELLO, two socket ARMs (ids in two chunks), a CANCEL, close. 1 if a
  * request was refused or the connection closed, else 0. */
 static int raw_round(unsigned cpu)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	uint32_t ids[] = { 0, 1500 };
 	struct ctl_msg m;
 	int fd, bad = 0;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", getenv("CLOCKD_SOCKET"));
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	fd = ctlraw_connect(getenv("CLOCKD_SOCKET"));
+	if (fd < 0)
 		goto out;
 	ctl_msg_init(&m, CTL_HELLO, 1);
 	m.u.hello.min_version = m.u.hello.max_version = CTL_VERSION;

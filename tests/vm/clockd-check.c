@@ -148,6 +148,28 @@ static int64_t irq_count(const char *name)
 	return found == 1 ? total : -1;
 }
 
+/* The lines of /proc/interrupts that name @name (or, if none, all of
+ * them), as notes: what a failed count saw. */
+static void show_irq_lines(const char *name)
+{
+	char line[1024];
+	int shown = 0;
+	FILE *f;
+
+	for (int pass = 0; pass < 2 && !shown; pass++) {
+		if (!(f = fopen(PROC_INTERRUPTS, "r")))
+			return;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (pass == 1 || strstr(line, name)) {
+				guest_note("rate: %s: %s", PROC_INTERRUPTS, line);
+				shown++;
+			}
+		}
+		fclose(f);
+	}
+}
+
 /* |x - 1| <= RATE_TOLERANCE; false for NaN (nothing delivered). */
 static int near_one(double x)
 {
@@ -190,8 +212,10 @@ static int check_rate(unsigned hz, double seconds, const char *irq)
 	double waited = 0, secs, jhz, ihz, ratio;
 
 	if (irq && !guest_ok(first_irq(irq, &waited), "rate: one %s... line in %s counts interrupts "
-			     "(polled %.1f s)", irq, PROC_INTERRUPTS, waited))
+			     "(polled %.1f s)", irq, PROC_INTERRUPTS, waited)) {
+		show_irq_lines(irq);
 		return 0;
+	}
 	if (waited > 1)
 		guest_note("rate: the first interrupt on %s came after %.1f s", irq, waited);
 	sample(irq, &n0, &j0, &t0);
