@@ -137,7 +137,10 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_cloc
 	snsec = (snsec + delta * mult) >> (shift & 63);
 	/* Past a second only when ticks are a second or more apart (HZ=1). */
 	if (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
-		sec += (int64_t)(snsec / NSEC_PER_SEC);
+		/* No clock the daemon keeps is near 2^63 s: a page that
+		 * says so is not one it wrote (found by page-fuzz). */
+		if (__builtin_add_overflow(sec, (int64_t)(snsec / NSEC_PER_SEC), &sec))
+			return lib_read_failed(id, ts, EPROTO);
 		snsec %= NSEC_PER_SEC;
 	}
 	ns = (uint32_t)snsec;
