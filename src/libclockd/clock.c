@@ -234,7 +234,8 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 			return read_fine_slow(ID, WHICH, ts);                             \
 		ns >>= shift & 63; /* see read_fine_slow */                              \
 		if (__builtin_expect(ns >= NSEC_PER_SEC, 0)) {                            \
-			sec += (int64_t)(ns / NSEC_PER_SEC);                              \
+			if (__builtin_add_overflow(sec, (int64_t)(ns / NSEC_PER_SEC), &sec)) \
+				return read_fine_slow(ID, WHICH, ts); /* says EPROTO */   \
 			ns %= NSEC_PER_SEC;                                               \
 		}                                                                         \
 		ts->tv_sec = (time_t)sec;                                                 \
