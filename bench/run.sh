@@ -84,7 +84,7 @@ with_socket
 # the daemon's timer bases run SCHED_FIFO 50, the attackers SCHED_OTHER.
 echo "== flood: a well-behaved client's timer, quiet vs flooded (default quotas)"
 with_socket -o timer_priority=50
-"$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 61
+"$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 60
 
 # cyclictest (rt-tests) plainly and under libclockd-preload.so: wake-up
 # latency p50/p99/max and their ratios; it starts a daemon of its own.

@@ -15,7 +15,8 @@
  *   ENOENT  no time page at the page path: the daemon never ran there
  *   EACCES  the page exists but this process may not read it
  *   EPROTO  the file is not a clockd page of this ABI (bad magic, ABI
- *           version, size, or a truncated file)
+ *           version, size, or a truncated file), or holds a time no
+ *           daemon writes (nanoseconds out of range, seconds overflowing)
  *   ENAMETOOLONG  $CLOCKD_SHM is 256 bytes or longer
  *   ESTALE  the daemon that wrote the page is gone (exited or killed), has
  *           raised the page's alarm (its tick stopped), or, for the fine

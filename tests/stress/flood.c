@@ -159,6 +159,10 @@ static void attack_timers(void)
 
 	for (unsigned k = 0; k < TIMER_IDS; k++)
 		clockd_timer_setup(&t[k], nothing, NULL);
+	/* Connected before the flood, as a client that has been running is
+	 * (not shut out by the connection flooder). */
+	if (clockd_add_timer_on(&t[0], clockd_get_jiffies_64() + 1000000, target_cpu) == 0)
+		clockd_del_timer(&t[0]);
 	while ((g = go()) >= 0) {
 		if (g == 0) {
 			usleep(PAUSE_US);
