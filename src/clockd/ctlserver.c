@@ -24,7 +24,8 @@
 #include "shared/log.h"
 
 #define SWEEP_SEC 1
-#define REFUSED_QUIET_NS 10000000000ll /* no refusal for this long ends a run */
+#define SEC_NS 1000000000ll
+#define QUIET_NS (10 * SEC_NS) /* no refusal or flood for this long ends a run */
 #define ABUSE_FACTOR 10                /* times the quota, for a whole second */
 #define ABUSE_WINDOW_NS 1000000000LL
 #define MAX_HANDOVER_FDS (1 + 2 * TIMER_SHM_MAX_CPUS)
@@ -51,10 +52,11 @@ struct ctlserver {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool unlink_at_close;
 	struct log_repeat accept_errors;
-	struct log_repeat refused;  /* clients beyond max_clients: once a run, */
-	int64_t refused_ns;         /* ended by a sweep REFUSED_QUIET_NS after the last */
-	struct log_repeat oom;     /* allocations failing (main thread) */
-	unsigned long oom_seen;    /* oom.count at the last sweep */
+	/* Once a run each, ended by a sweep QUIET_NS after the last (a
+	 * second for oom): */
+	struct log_repeat refused;  /* clients beyond max_clients */
+	struct log_repeat flooders; /* clients disconnected for a message flood */
+	struct log_repeat oom;      /* allocations failing (main thread) */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -137,9 +139,9 @@ static int send_error(int fd, uint32_t seq, int err, uint16_t ref_type, const ch
 /*
  * An allocation for a client failed: the client gets ENOMEM or its
  * connection closed. Logged once for a run of failures, which ends (and
- * says how many there were) at a sweep that saw none since the one
- * before: a shortage that lets every other allocation through is two
- * lines, not one per connection.
+ * says how many there were) at a sweep a second or more after the last:
+ * a shortage that lets every other allocation through is two lines, not
+ * one per connection.
  */
 static void oom_note(struct ctlserver *s, pid_t pid, const char *what)
 {
@@ -150,9 +152,7 @@ static void oom_note(struct ctlserver *s, pid_t pid, const char *what)
 
 static void oom_sweep(struct ctlserver *s)
 {
-	if (s->oom.count == s->oom_seen)
-		log_repeat_end(&s->oom, "control: allocations succeed again");
-	s->oom_seen = s->oom.count;
+	log_repeat_end_quiet(&s->oom, SEC_NS, "control: allocations succeed again");
 }
 
 /* ---- connections ---- */
@@ -164,8 +164,8 @@ static void conn_free(struct conn *c, const char *why)
 	struct ctlserver *s = c->srv;
 
 	if (c->tbc)
-		log_info("control: client pid %ld uid %lu gone: %s; its timers are cancelled", (long)c->pid,
-			 (unsigned long)c->uid, why);
+		log_debug("control: client pid %ld uid %lu gone: %s; its timers are cancelled", (long)c->pid,
+			  (unsigned long)c->uid, why);
 	else
 		log_debug("control: connection of pid %ld uid %lu closed: %s", (long)c->pid,
 			  (unsigned long)c->uid, why);
@@ -255,8 +255,10 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 	/* The memfd is mapped by the bases and now the client's too; the
 	 * eventfds stay open here (the bases use them). */
 	close(fds[0]);
-	log_info("control: client pid %ld uid %lu gid %lu: HELLO, %u descriptors handed over", (long)c->pid,
-		 (unsigned long)c->uid, (unsigned long)c->gid, nfds);
+	/* Debug, as the departures: a client's comings and goings are not
+	 * news, and a connection flooder would fill the journal. */
+	log_debug("control: client pid %ld uid %lu gid %lu: HELLO, %u descriptors handed over", (long)c->pid,
+		  (unsigned long)c->uid, (unsigned long)c->gid, nfds);
 	return rc;
 }
 
@@ -399,9 +401,11 @@ static int conn_message(struct conn *c, const unsigned char *buf, size_t len, si
 	int rc;
 
 	if (conn_abusive(c, now, !ok)) {
-		log_notice("control: pid %ld uid %lu sent %" PRIu64 " messages in a second, quota %" PRIu32
-			   "/s: disconnected", (long)c->pid, (unsigned long)c->uid, c->abuse_msgs,
-			   c->srv->p.max_msgs_per_sec);
+		/* A flooder may come back at once, and again. */
+		log_repeat(&c->srv->flooders, LOG_NOTICE, false,
+			   "control: pid %ld uid %lu sent %" PRIu64 " messages in a second, quota %" PRIu32
+			   "/s: disconnected (further such clients are only counted)", (long)c->pid,
+			   (unsigned long)c->uid, c->abuse_msgs, c->srv->p.max_msgs_per_sec);
 		*why = "message flood";
 		return -1;
 	}
@@ -469,7 +473,6 @@ static void conn_new(struct ctlserver *s, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
 		log_warn("control: SO_PEERCRED");
 	if (s->nconns >= s->p.max_clients) {
-		s->refused_ns = mono_ns();
 		log_repeat(&s->refused, LOG_NOTICE, false,
 			   "control: pid %ld uid %lu refused: %" PRIu32 " clients already (max_clients)",
 			   (long)cred.pid, (unsigned long)cred.uid, s->nconns);
@@ -572,9 +575,10 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	/* Refusals end as a run once none came for a while (not at the next
 	 * accept: a full server with clients coming and going would log a
 	 * pair of lines for each). */
-	if (mono_ns() - s->refused_ns > REFUSED_QUIET_NS)
-		log_repeat_end(&s->refused, "control: no client refused for %d s (max_clients %" PRIu32 ")",
-			       (int)(REFUSED_QUIET_NS / 1000000000), s->p.max_clients);
+	log_repeat_end_quiet(&s->refused, QUIET_NS, "control: no client refused for %d s (max_clients %" PRIu32 ")",
+			     (int)(QUIET_NS / SEC_NS), s->p.max_clients);
+	log_repeat_end_quiet(&s->flooders, QUIET_NS, "control: no message flood for %d s (quota %" PRIu32 "/s)",
+			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
 	accept_resume(s);
 	oom_sweep(s);
 }

@@ -296,7 +296,6 @@ static void backlog_oom_note(struct tb_cc *cc)
 {
 	struct tb_base *b = cc->base;
 
-	b->oom_backlog_ns = kclock_ns(CLOCK_MONOTONIC);
 	log_repeat(&b->oom_backlog, LOG_WARNING, false,
 		   "timer base %u: client pid %d: no memory for its delivery backlog, record dropped "
 		   "(further drops are only counted)", b->cpu, (int)cc->client->pid);
@@ -306,9 +305,8 @@ static void backlog_oom_over(struct tb_cc *cc)
 {
 	struct tb_base *b = cc->base;
 
-	if (b->oom_backlog.count == 0 || kclock_ns(CLOCK_MONOTONIC) - b->oom_backlog_ns < 1000000000)
-		return;
-	log_repeat_end(&b->oom_backlog, "timer base %u: delivery backlogs grow again", b->cpu);
+	log_repeat_end_quiet(&b->oom_backlog, NSEC_PER_SEC, "timer base %u: delivery backlogs grow again",
+			     b->cpu);
 }
 
 static bool backlog_empty(const struct tb_backlog *q)

@@ -158,7 +158,6 @@ struct tb_base {
 	/* out of memory: logged once a run, ended by a success a second or
 	 * more after the last failure */
 	struct log_repeat oom_arm, oom_backlog;
-	int64_t oom_arm_ns, oom_backlog_ns;  /* kernel time of the last failure */
 };
 
 struct timer_bases {

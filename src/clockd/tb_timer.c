@@ -28,14 +28,13 @@
  * Out of memory on a base (a chunk of slots, the deadline heap): the arm
  * gets an ERROR ENOMEM record. Logged once when a run of failures starts,
  * and once when an arm succeeds a second or more after the last failure
- * (log_repeat): a shortage that lets every other allocation through is
- * two lines, not one per arm.
+ * (log_repeat_end_quiet): a shortage that lets every other allocation
+ * through is two lines, not one per arm.
  */
 static void oom_note(struct tb_cc *cc, const char *what)
 {
 	struct tb_base *b = cc->base;
 
-	b->oom_arm_ns = kclock_ns(CLOCK_MONOTONIC);
 	log_repeat(&b->oom_arm, LOG_WARNING, false,
 		   "timer base %u: client pid %d: out of memory for %s; its arm fails with ENOMEM "
 		   "(further failures are only counted)", b->cpu, (int)cc->client->pid, what);
@@ -45,9 +44,7 @@ static void oom_over(struct tb_cc *cc)
 {
 	struct tb_base *b = cc->base;
 
-	if (b->oom_arm.count == 0 || kclock_ns(CLOCK_MONOTONIC) - b->oom_arm_ns < 1000000000)
-		return;
-	log_repeat_end(&b->oom_arm, "timer base %u: arms find memory again", b->cpu);
+	log_repeat_end_quiet(&b->oom_arm, NSEC_PER_SEC, "timer base %u: arms find memory again", b->cpu);
 }
 
 static struct hrheap *heap_of(struct tb_base *b, unsigned kind)

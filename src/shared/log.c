@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "shared/log.h"
 
@@ -81,11 +82,20 @@ LOG_FN(log_notice, LOG_NOTICE, 0)
 LOG_FN(log_info, LOG_INFO, 0)
 LOG_FN(log_debug, LOG_DEBUG, 0)
 
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 void log_repeat(struct log_repeat *r, int pri, bool with_errno, const char *fmt, ...)
 {
 	int saved = errno;
 	va_list ap;
 
+	r->last_ns = mono_ns();
 	if (r->count++ == 0) {
 		va_start(ap, fmt);
 		vlog(pri, with_errno ? saved : 0, fmt, ap);
@@ -94,19 +104,38 @@ void log_repeat(struct log_repeat *r, int pri, bool with_errno, const char *fmt,
 	errno = saved;
 }
 
+static void vrepeat_end(struct log_repeat *r, const char *fmt, va_list ap)
+{
+	char msg[900];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_notice("%s (after %lu occurrence%s)", msg, r->count, r->count == 1 ? "" : "s");
+	r->count = 0;
+}
+
 void log_repeat_end(struct log_repeat *r, const char *fmt, ...)
 {
 	int saved = errno;
-	char msg[900];
 	va_list ap;
 
 	if (r->count == 0)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vrepeat_end(r, fmt, ap);
 	va_end(ap);
-	log_notice("%s (after %lu occurrence%s)", msg, r->count, r->count == 1 ? "" : "s");
-	r->count = 0;
+	errno = saved;
+}
+
+void log_repeat_end_quiet(struct log_repeat *r, long long quiet_ns, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (r->count == 0 || mono_ns() - r->last_ns < quiet_ns)
+		return;
+	va_start(ap, fmt);
+	vrepeat_end(r, fmt, ap);
+	va_end(ap);
 	errno = saved;
 }
 

@@ -36,6 +36,7 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 struct log_repeat {
 	unsigned long count; /* occurrences in the current run; 0: none */
+	long long last_ns;   /* CLOCK_MONOTONIC of the last occurrence */
 };
 /* One occurrence at priority @pri (LOG_WARNING...): logged only when it
  * starts a run; @with_errno appends strerror(errno). */
@@ -44,6 +45,13 @@ void log_repeat(struct log_repeat *r, int pri, bool with_errno, const char *fmt,
 /* The condition is over: if a run was on, log the message at notice with
  * " (after N occurrences)" and start afresh; otherwise nothing. */
 void log_repeat_end(struct log_repeat *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For a condition with no event that says it is over (a refusal, a failed
+ * allocation): the run ends, as log_repeat_end, once the last occurrence
+ * is @quiet_ns old or more; called from wherever the condition would show
+ * (the next success, a periodic sweep). Until then, nothing. So a
+ * condition that comes and goes is two lines, not a pair per occurrence. */
+void log_repeat_end_quiet(struct log_repeat *r, long long quiet_ns, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));  /* + strerror */
 noreturn void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -2,7 +2,8 @@
 /*
  * log_repeat: a condition that repeats is logged when a run starts and
  * when it ends (with the count), never per occurrence; a new run logs
- * again; an end with no run logs nothing; errno is kept. The log goes to
+ * again; an end with no run logs nothing; errno is kept; an end "once
+ * quiet" waits for the last occurrence to be old enough. The log goes to
  * stderr, redirected here to a file that is read back.
  */
 #include <errno.h>
@@ -51,7 +52,7 @@ int main(void)
 	unlink(path);
 	unsetenv("JOURNAL_STREAM");
 	log_init("clockd", LOG_INFO);
-	tap_plan(6);
+	tap_plan(9);
 
 	for (int i = 0; i < 1000; i++) {
 		errno = EMFILE;
@@ -77,5 +78,21 @@ int main(void)
 	log_repeat(&r, LOG_WARNING, false, "third");
 	s = logged(back);
 	tap_ok(strcmp(s, "clockd: third\n") == 0, "a run ended while its notice was filtered still resets");
+	log_repeat_end(&r, "over");
+	logged(back);
+
+	log_repeat(&r, LOG_NOTICE, false, "refused");
+	log_repeat(&r, LOG_NOTICE, false, "refused");
+	s = logged(back);
+	log_repeat_end_quiet(&r, 10000000000LL, "quiet for 10 s");
+	tap_ok(strcmp(s, "clockd: refused\n") == 0 && *logged(back) == '\0' && r.count == 2,
+	       "a run is not ended before its last occurrence is quiet_ns old");
+	usleep(20000);
+	errno = EINTR;
+	log_repeat_end_quiet(&r, 10000000, "quiet for 10 ms");
+	tap_ok(errno == EINTR && strcmp(logged(back), "clockd: quiet for 10 ms (after 2 occurrences)\n") == 0,
+	       "it is ended once the last occurrence is old enough, with the count (and errno kept)");
+	log_repeat_end_quiet(&r, 0, "again");
+	tap_ok(*logged(back) == '\0', "no run, no line");
 	return tap_done();
 }

@@ -11,6 +11,12 @@ CLOCKCTL=$top_builddir/src/clockctl/clockctl
 FLOOD=$top_builddir/tests/stress/flood
 export CLOCKD_SOCKET=$T/control
 MAXC=32
+# Under ASan, freed memory waits in a quarantine (256 MB) before it is
+# reused: the daemon's resident memory would grow from one flood to the
+# next by what the first one freed. Without it, ASan's allocator reuses
+# memory as malloc does, and the check measures the daemon again (leaks
+# themselves are LeakSanitizer's at exit). Ignored by a plain build.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 
 if ! start_daemon "$T/clockd.log" -o hz=1000 -o max_clients=$MAXC -o client_max_msgs_per_sec=50 \
 	-o client_max_timers=4096; then
@@ -39,14 +45,20 @@ EOT
 ok $? "flood ran all its checks (exit $st)"
 grep -v -E '^(#|(not )?ok |1\.\.)' "$T/flood" | sed 's/^/# flood: /'
 
-grep -q 'sent [0-9]* messages in a second, quota 50/s: disconnected' "$T/clockd.log"
-ok $? "the daemon logged dropping the message flooder"
+# The flooder comes back at once, and again: one line for the run.
+floods=$(grep -c 'sent [0-9]* messages in a second, quota 50/s: disconnected' "$T/clockd.log")
+[ "$floods" -eq 1 ]
+ok $? "the daemon logged dropping the message flooder, once ($floods lines)"
 grep 'messages in a second' "$T/clockd.log" | head -2 | sed 's/^/# clockd: /'
 # Thousands of refusals, one line (a run ends after 10 s without one).
 refusals=$(grep -c 'refused: .* clients already (max_clients)' "$T/clockd.log")
 [ "$refusals" -eq 1 ]
 ok $? "the refusals beyond max_clients are logged once ($refusals lines)"
-echo "# clockd log: $(wc -l <"$T/clockd.log") lines"
+# Thousands of connections came and went: none is news at the default
+# level (info), so the log holds a few lines, not one per connection.
+lines=$(wc -l <"$T/clockd.log")
+[ "$lines" -le 20 ]
+ok $? "the daemon's log is not flooded ($lines lines)"
 "$CLOCKCTL" status | grep -q 'state: live'
 ok $? "the page is live after the flood"
 i=0
