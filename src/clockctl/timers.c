@@ -64,13 +64,22 @@ static int timers_ask(struct timers_conn *tc, uint16_t type, uint32_t index, str
 	ctl_msg_init(&req, type, ++tc->seq);
 	req.u.index.index = index;
 	len = ctl_encode(&req, buf, sizeof(buf));
-	if (send(tc->fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
+	/* A daemon that refused us (too many clients) may have closed before
+	 * the send: its ERROR saying why is still there to be read. */
+	if (send(tc->fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len && errno != EPIPE && errno != ECONNRESET)
 		goto io_error;
 	if (poll(&pfd, 1, REPLY_TIMEOUT_MS) != 1) {
 		ctl_error("%s: no answer to %s within %d ms", tc->path, ctl_type_name(type), REPLY_TIMEOUT_MS);
 		return CTL_EXIT_DAEMON;
 	}
 	n = recv(tc->fd, buf, sizeof(buf), MSG_TRUNC);
+	/* Closed with our request unread: the reset comes first, then the
+	 * ERROR the daemon sent, if it sent one. */
+	if (n < 0 && errno == ECONNRESET) {
+		n = recv(tc->fd, buf, sizeof(buf), MSG_TRUNC | MSG_DONTWAIT);
+		if (n < 0)
+			errno = ECONNRESET;
+	}
 	if (n <= 0)
 		goto io_error;
 	if (ctl_decode(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), NULL, reply, why, sizeof(why)) < 0) {

@@ -55,6 +55,7 @@ struct ctlserver {
 	/* Once a run each, ended by a sweep QUIET_NS after the last (a
 	 * second for oom): */
 	struct log_repeat refused;  /* clients beyond max_clients */
+	struct log_repeat refused_user; /* beyond max_clients_per_user */
 	struct log_repeat flooders; /* clients disconnected for a message flood */
 	struct log_repeat oom;      /* allocations failing (main thread) */
 	int fd;
@@ -464,10 +465,21 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
 
 /* ---- accepting ---- */
 
+/* Connections of @uid: a walk of at most max_clients, at accept only. */
+static uint32_t conns_of(const struct ctlserver *s, uid_t uid)
+{
+	uint32_t n = 0;
+
+	for (const struct conn *c = s->conns; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
 static void conn_new(struct ctlserver *s, int fd)
 {
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
+	uint32_t nuser;
 	struct conn *c;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
@@ -477,6 +489,15 @@ static void conn_new(struct ctlserver *s, int fd)
 			   "control: pid %ld uid %lu refused: %" PRIu32 " clients already (max_clients)",
 			   (long)cred.pid, (unsigned long)cred.uid, s->nconns);
 		send_error(fd, 0, EDQUOT, 0, "too many clients");
+		close(fd);
+		return;
+	}
+	if (s->p.max_clients_per_user && s->p.max_clients_per_user < s->p.max_clients &&
+	    (nuser = conns_of(s, cred.uid)) >= s->p.max_clients_per_user) {
+		log_repeat(&s->refused_user, LOG_NOTICE, false,
+			   "control: pid %ld uid %lu refused: %" PRIu32 " clients of that user already "
+			   "(max_clients_per_user)", (long)cred.pid, (unsigned long)cred.uid, nuser);
+		send_error(fd, 0, EDQUOT, 0, "too many clients of uid %lu", (unsigned long)cred.uid);
 		close(fd);
 		return;
 	}
@@ -577,6 +598,9 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	 * pair of lines for each). */
 	log_repeat_end_quiet(&s->refused, QUIET_NS, "control: no client refused for %d s (max_clients %" PRIu32 ")",
 			     (int)(QUIET_NS / SEC_NS), s->p.max_clients);
+	log_repeat_end_quiet(&s->refused_user, QUIET_NS,
+			     "control: no client refused for %d s (max_clients_per_user %" PRIu32 ")",
+			     (int)(QUIET_NS / SEC_NS), s->p.max_clients_per_user);
 	log_repeat_end_quiet(&s->flooders, QUIET_NS, "control: no message flood for %d s (quota %" PRIu32 "/s)",
 			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
 	accept_resume(s);
@@ -716,8 +740,9 @@ int ctlserver_open(struct ctlserver **out, struct event_base *base, struct timer
 		unlink(p->path);
 		return -1;
 	}
-	log_info("control: listening on %s (max_clients %" PRIu32 ", %" PRIu32 " msgs/s, %" PRIu32
-		 " timers per client)", p->path, p->max_clients, p->max_msgs_per_sec, p->max_timers);
+	log_info("control: listening on %s (max_clients %" PRIu32 ", %" PRIu32 " per user, %" PRIu32
+		 " msgs/s, %" PRIu32 " timers per client)", p->path, p->max_clients, p->max_clients_per_user,
+		 p->max_msgs_per_sec, p->max_timers);
 	return 0;
 }
 

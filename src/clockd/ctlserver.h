@@ -10,8 +10,8 @@
  *   - a message-rate quota (token bucket of max_msgs_per_sec, burst the
  *     same): a message over it gets ERROR EAGAIN unprocessed; a client
  *     still sending at 10 times the rate for a whole second is dropped;
- *   - at most max_clients connections: one more gets ERROR EDQUOT and is
- *     closed.
+ *   - at most max_clients connections, max_clients_per_user of them with
+ *     one uid: one more gets ERROR EDQUOT and is closed.
  * Nothing a client sends can block the daemon: every send is
  * MSG_DONTWAIT, and a client whose socket buffer is full is dropped. A
  * client that disconnects, dies, or whose shared memory a base found
@@ -34,6 +34,7 @@ struct ctlserver;
 struct ctlserver_params {
 	const char *path;          /* for messages, and unlinked at close if bound here */
 	uint32_t max_clients;
+	uint32_t max_clients_per_user; /* 0: no limit but max_clients */
 	uint32_t max_msgs_per_sec; /* per client */
 	uint32_t max_timers;       /* per client (HELLO_ACK, decode limits) */
 	uint32_t ring_slots;       /* HELLO_ACK */

@@ -611,6 +611,7 @@ static void timers_start(struct clockd *cd)
 	struct ctlserver_params sp = {
 		.path = cd->ctl_path,
 		.max_clients = cfg->max_clients,
+		.max_clients_per_user = cfg->max_clients_per_user,
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
 		.ring_slots = cfg->timer_ring_slots,
@@ -631,8 +632,8 @@ static void timers_start(struct clockd *cd)
 	if (ctlserver_adopt(&cd->srv, cd->base, cd->tb, &sp, cd->ctl_fd) < 0)
 		fatalx("control socket %s: cannot serve it; see the messages above", cd->ctl_path);
 	cd->ctl_fd = -1;
-	log_info("timers: bases on CPUs %s, control socket %s (max_clients %u, %u msgs/s, "
-		 "%u timers per client)", cpus, cd->ctl_path, cfg->max_clients,
+	log_info("timers: bases on CPUs %s, control socket %s (max_clients %u, %u per user, %u msgs/s, "
+		 "%u timers per client)", cpus, cd->ctl_path, cfg->max_clients, cfg->max_clients_per_user,
 		 cfg->client_max_msgs_per_sec, cfg->client_max_timers);
 }
 

@@ -217,6 +217,8 @@ const struct config_key config_table[] = {
 	  "control socket messages one client may send per second (burst the same)" },
 	{ "max_clients", CFG_UINT, "64", 1, 4096, NULL, FIELD(max_clients),
 	  "clients connected to the control socket at once" },
+	{ "max_clients_per_user", CFG_UINT, "32", 1, 4096, NULL, FIELD(max_clients_per_user),
+	  "of those, clients of one user (uid) at once: one user cannot keep the others out" },
 	{ "user", CFG_STRING, "", 0, 0, NULL, FIELD(user),
 	  "user to run as once devices, page and socket are open (empty: stay as started)",
 	  0, 0, name_validate },

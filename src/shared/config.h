@@ -73,6 +73,7 @@ struct clockd_config {
 	uint32_t client_max_timers;  /* client_max_timers */
 	uint32_t client_max_msgs_per_sec; /* client_max_msgs_per_sec */
 	uint32_t max_clients;        /* max_clients */
+	uint32_t max_clients_per_user; /* max_clients_per_user */
 	char user[64];               /* user: run as after set-up ("": as started) */
 	char group[64];              /* group ("": the user's) */
 	char page_mode[8];           /* page_mode: 0644 or 0640 */

@@ -108,7 +108,8 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 
 # --- a daemon with room ---
-start_daemon a -o client_max_msgs_per_sec=100000 -o max_clients=16
+# log_level debug: a client's departure is logged at debug level.
+start_daemon a -o client_max_msgs_per_sec=100000 -o max_clients=16 -o log_level=debug
 raw "HELLO" hello
 raw "ARM on the socket" fire
 raw "malformed messages" malformed
@@ -145,7 +146,7 @@ victim_pid=
 wait_pending 0
 ok $? "the client killed (SIGKILL): 0 pending within ${DEADLINE_S} s"
 grep -q "client pid .* gone" "$tmp/a.log"
-ok $? "one log line for its departure"
+ok $? "one log line (debug) for its departure"
 stop_daemon
 ok $? "SIGTERM: the daemon stops cleanly"
 [ ! -e "$tmp/a.ctl" ]

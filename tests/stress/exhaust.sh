@@ -32,7 +32,7 @@ export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
 live() { "$CLOCKCTL" status 2>/dev/null | grep -q 'state: live'; }
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 
-prlimit --nofile=64 "$CLOCKD" -o page="$T/page" -o max_clients=4096 2>"$T/log" &
+prlimit --nofile=64 "$CLOCKD" -o page="$T/page" -o max_clients=4096 -o max_clients_per_user=4096 2>"$T/log" &
 pid=$!
 i=0
 while ! { live && [ -S "$T/control" ]; } && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

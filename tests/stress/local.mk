@@ -15,8 +15,8 @@ tests_stress_crashload_SOURCES = tests/stress/crashload.c tests/libtimers/daemon
 tests_stress_crashload_LDADD = tests/libtap.la src/libclockd/libclockd.la -lpthread
 check_PROGRAMS += tests/stress/holdconn
 tests_stress_holdconn_SOURCES = tests/stress/holdconn.c
-TESTS += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/valgrind.sh
-EXTRA_DIST += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/valgrind.sh
+TESTS += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/peruser.sh tests/stress/valgrind.sh
+EXTRA_DIST += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/peruser.sh tests/stress/valgrind.sh
 # Flood and quotas: four attackers against a well-behaved client
 # (flood.sh; bench/run.sh runs the same program for the latency figures).
 check_PROGRAMS += tests/stress/flood

@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# One user cannot keep the others out (max_clients_per_user). As root, a
+# daemon with max_clients 8 and max_clients_per_user 3; nobody (through
+# setpriv) connects 6 times and holds on: 3 are served, 3 get EDQUOT and a
+# close; nobody's next client is refused too, while root's are served,
+# root being a user like any other (3 of its 6 held); a third user gets
+# the 2 places left of max_clients; the refusals are logged once for each
+# limit; once nobody lets go, nobody is served again.
+set -u
+: "${top_builddir:?run from make check (top_builddir unset)}"
+CLOCKD=$top_builddir/src/clockd/clockd
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+HOLD=$top_builddir/tests/stress/holdconn
+n=0
+failed=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (it runs a daemon as root and clients as nobody)"
+	exit 0
+fi
+if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+	echo "1..0 # SKIP needs setpriv (util-linux) and a user nobody"
+	exit 0
+fi
+NOBODY_UID=$(id -u nobody)
+NOBODY_GID=$(id -g nobody)
+as_nobody() { setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-peruser.XXXXXX") || exit 99
+chmod 755 "$T"
+pid= hold= hold2=
+cleanup() {
+	[ -n "$hold" ] && kill "$hold" 2>/dev/null
+	[ -n "$hold2" ] && kill "$hold2" 2>/dev/null
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
+
+# The socket's group is nobody's, so that nobody may connect (0660).
+"$CLOCKD" -o page="$T/page" -o max_clients=8 -o max_clients_per_user=3 \
+	-o socket_group="$NOBODY_GID" 2>"$T/log" &
+pid=$!
+i=0
+while ! { "$CLOCKCTL" status >/dev/null 2>&1 && [ -S "$T/control" ]; } && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if ! "$CLOCKCTL" status >/dev/null 2>&1; then
+	sed 's/^/# clockd: /' "$T/log"
+	ok 1 "clockd starts with max_clients_per_user 3"
+	echo "1..$n"
+	exit 1
+fi
+
+# hold NAME COUNT [as_nobody]: holdconn in the background, its pid in $h,
+# its report in $T/NAME once written (10 s)
+hold() {
+	mkfifo "$T/$1.fifo"
+	${3:-} "$HOLD" "$T/control" "$2" <"$T/$1.fifo" >"$T/$1" &
+	h=$!
+	exec 3>"$T/$1.fifo"
+	i=0
+	while [ ! -s "$T/$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	echo "# holdconn $1: $(cat "$T/$1")"
+}
+
+hold nobody 6 as_nobody
+hold=$h
+exec 4>&3 3>&-
+read -r _ conn _ _ _ _ _ closed <"$T/nobody"
+[ "${conn:-0}" -eq 6 ] && [ "${closed:-0}" -eq 3 ]
+ok $? "nobody's 6 connections: 3 kept, 3 answered and closed (connected ${conn:-?}, closed ${closed:-?})"
+out=$(as_nobody "$CLOCKCTL" timers 2>&1)
+st=$?
+echo "$out" | sed 's/^/# clockctl as nobody: /'
+[ $st -ne 0 ] && echo "$out" | grep -q "too many clients of uid $NOBODY_UID"
+ok $? "nobody's next client is refused, and told why (status $st)"
+"$CLOCKCTL" timers >/dev/null 2>&1
+ok $? "root's client is still served"
+hold root 6
+hold2=$h
+exec 5>&3 3>&-
+read -r _ conn _ _ _ _ _ closed <"$T/root"
+[ "${conn:-0}" -eq 6 ] && [ "${closed:-0}" -eq 3 ]
+ok $? "root's 6 connections: 3 kept, 3 closed, as any user's (connected ${conn:-?}, closed ${closed:-?})"
+# A user with no name, in nobody's group for the socket.
+hold third 6 "setpriv --reuid=54321 --regid=$NOBODY_GID --clear-groups"
+read -r _ conn _ _ _ _ _ closed <"$T/third"
+[ "${conn:-0}" -eq 6 ] && [ "${closed:-0}" -eq 4 ]
+ok $? "a third user gets the 2 places left of max_clients 8 (connected ${conn:-?}, closed ${closed:-?})"
+exec 3>&- 5>&-
+wait "$hold2" "$h"
+hold2=
+grep 'refused' "$T/log" | sed 's/^/# clockd: /'
+lines=$(grep -c "refused: 3 clients of that user already (max_clients_per_user)" "$T/log")
+[ "$lines" -eq 1 ] && grep -q "control: pid [0-9]* uid $NOBODY_UID refused: 3 clients of that user already" "$T/log"
+ok $? "the refusals beyond max_clients_per_user are logged once, naming the uid ($lines lines)"
+lines=$(grep -c "uid 54321 refused: 8 clients already (max_clients)" "$T/log")
+[ "$lines" -eq 1 ]
+ok $? "those beyond max_clients once too ($lines lines)"
+exec 4>&-
+wait "$hold"
+hold=
+i=0
+while ! as_nobody "$CLOCKCTL" timers >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+as_nobody "$CLOCKCTL" timers >/dev/null 2>&1
+ok $? "once nobody lets go, nobody is served again"
+kill "$pid"
+wait "$pid"
+ok $? "the daemon exits 0 on SIGTERM"
+pid=
+echo "1..$n"
+exit $failed
