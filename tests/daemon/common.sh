@@ -32,14 +32,17 @@ ok() {
 }
 
 # start_daemon LOG [-o KEY=VALUE]...: start clockd on $CLOCKD_SHM, wait
-# until it is live (10 s). Returns non-zero (and shows its log) if not.
+# until it is live (10 s). Returns non-zero (and shows its log) if not,
+# the daemon killed. Its output goes to LOG alone: a daemon holding the
+# test's stdout would keep the TAP driver waiting after the test ended.
 start_daemon() {
 	log=$1
 	shift
-	"$CLOCKD" -o page="$CLOCKD_SHM" "$@" 2>"$log" &
+	"$CLOCKD" -o page="$CLOCKD_SHM" "$@" >"$log" 2>&1 &
 	daemon_pid=$!
 	if ! "$PROBE" live 10; then
 		sed 's/^/# clockd: /' "$log"
+		stop_daemon KILL
 		return 1
 	fi
 }
