@@ -243,6 +243,18 @@ void devices_tick_recovered(struct devices *dv)
 		   dv->tab[t].device);
 }
 
+void devices_source_recovered(struct devices *dv, int64_t good_ns)
+{
+	unsigned i = dv->src_cur;
+
+	if (dv->tab[i].state != CLOCKD_DEV_FAULT)
+		return;
+	dev_set(dv, i, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
+	log_notice("source %s%s%s: behaved for %lld s since its fault; back in use, readers served again",
+		   dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
+		   (long long)(good_ns / 1000000000));
+}
+
 void devices_tick_pulses(struct devices *dv, uint64_t spurious, uint64_t missed)
 {
 	struct clockd_page_device *e = &dv->tab[dv->nsrc + dv->tick_cur];

@@ -6,7 +6,10 @@
  * backwards, jumps, disappears) the next one that opens takes over, as the
  * kernel's clocksource watchdog moves off an unstable TSC. A faulted device
  * is not taken back until the daemon restarts: a device that misbehaved once
- * is not trusted with the clock again.
+ * is not trusted with the clock again, while another keeps it. With none
+ * left, the last one is taken back once it works again (a tick device
+ * that ticks; a source that behaved for source_recover_s), since a clock
+ * on probation beats no clock.
  *
  * Every device and its state is in the page's device table (clockctl
  * sources). State changes are logged once each; the page's FAULT flag is
@@ -52,8 +55,10 @@ struct tick_device *devices_tick(struct devices *dv);
  */
 struct clocksource *devices_source_fault(struct devices *dv, uint32_t fault, const char *why);
 struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const char *why);
-/* A faulted device with no fallback works again. */
+/* A faulted device with no fallback works again (the source: it behaved
+ * for @good_ns on probation). */
 void devices_tick_recovered(struct devices *dv);
+void devices_source_recovered(struct devices *dv, int64_t good_ns);
 /* Pulses of the tick device in use rejected as spurious / seen missing. */
 void devices_tick_pulses(struct devices *dv, uint64_t spurious, uint64_t missed);
 

@@ -231,6 +231,10 @@ int pagefile_take(struct pagefile *pf)
 		log_warn("%s: cannot take the writer lock", pf->path);
 		return -1;
 	}
+	/* The alarm is the previous owner's verdict on its own source or tick,
+	 * not ours: left set, it would fail every read with ESTALE for as long
+	 * as we run. */
+	__atomic_store_n(&pf->pg->alarm, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pf->pg->flags, CLOCKD_PAGE_RUNNING, __ATOMIC_RELEASE);
 	return 0;
 }

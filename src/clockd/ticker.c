@@ -125,6 +125,18 @@ static void ticker_source_fault(struct ticker *t)
 	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 }
 
+/* With the alarm raised for a source no other took over: once it has
+ * behaved long enough, take it back (published first, the alarm cleared
+ * after). True if it is back. */
+static bool ticker_source_probe(struct ticker *t)
+{
+	if (!tk_probe_source(t->tk) || tk_switch_source(t->tk, t->tk->cs) < 0)
+		return false;
+	devices_source_recovered(t->dv, t->tk->recover_ns);
+	__atomic_and_fetch(&t->pf->pg->alarm, ~CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
+	return true;
+}
+
 /* After an update: the reference events that came, and its silence. True
  * if an event came. */
 static bool ticker_discipline(struct ticker *t)
@@ -223,9 +235,10 @@ static void ticker_loop(struct ticker *t)
 		if (tk_update(t->tk, n)) {
 			ticker_timers(t);
 			ticker_export(t, ticker_discipline(t));
-		} else if (t->tk->fault != CLOCKD_FAULT_NONE &&
-			   !(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE)) {
+		} else if (!(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE)) {
 			ticker_source_fault(t);
+			ticker_timers(t);
+		} else if (ticker_source_probe(t)) {
 			ticker_timers(t);
 		}
 	}

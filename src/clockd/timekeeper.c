@@ -343,6 +343,7 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	if (tk->stale_ns < 3ull * tick_period_ns_ceil(tk->hz))
 		tk->stale_ns = 3ull * tick_period_ns_ceil(tk->hz);
 	tk->stall_limit_ns = (int64_t)cfg->stall_ticks * (int64_t)tick_period_ns_ceil(tk->hz);
+	tk->recover_ns = (int64_t)cfg->source_recover_s * (int64_t)NSEC_PER_SEC;
 	if (tk_use_source(tk, cs) < 0)
 		return -1;
 
@@ -381,56 +382,71 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	return 0;
 }
 
-/* The counter against the kernel's clock since the last update (see
- * devices.h). True if it may be used; else tk->fault says why not. */
-static bool tk_check_source(struct timekeeper *tk, uint64_t delta, int64_t elapsed, int64_t slack)
+/* The counter, between two reads of the kernel's CLOCK_MONOTONIC
+ * (*before, *after): read again, up to READ_TRIES times, while they are
+ * more than READ_SLACK_NS apart. */
+static uint64_t read_bracketed(const struct timekeeper *tk, int64_t *before, int64_t *after)
+{
+	uint64_t now = 0;
+
+	for (int i = 0; i < READ_TRIES; i++) {
+		*before = kclock_ns(CLOCK_MONOTONIC);
+		now = tk->cs->ops->read(tk->cs);
+		*after = kclock_ns(CLOCK_MONOTONIC);
+		if (*after - *before <= READ_SLACK_NS)
+			break;
+	}
+	return now;
+}
+
+/*
+ * The counter against the kernel's clock (see devices.h): it moved @delta
+ * cycles in @elapsed ns, read within @slack ns of the kernel's clock (the
+ * read before within @prev_slack), after *@still_ns of no progress (kept
+ * up to date). CLOCKD_FAULT_NONE if it may be used; else the fault, what
+ * was seen in @why, and for a jump *@ahead_ns, how far a client reading
+ * the counter itself may have seen (up to the stale limit).
+ */
+static uint32_t check_counter(const struct timekeeper *tk, uint64_t delta, int64_t elapsed, int64_t slack,
+			      int64_t prev_slack, int64_t *still_ns, char *why, size_t whylen, int64_t *ahead_ns)
 {
 	int64_t delta_ns, diff, room;
 
 	if (tk->cs->gone) {
-		tk->fault = CLOCKD_FAULT_GONE;
-		snprintf(tk->fault_why, sizeof(tk->fault_why), "the device disappeared");
-		return false;
+		snprintf(why, whylen, "the device disappeared");
+		return CLOCKD_FAULT_GONE;
 	}
 	if (tk->cs->mask == UINT64_MAX && (int64_t)delta < 0) {
-		tk->fault = CLOCKD_FAULT_BACKWARDS;
-		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter went back %llu cycles",
-			 (unsigned long long)-delta);
-		return false;
+		snprintf(why, whylen, "the counter went back %llu cycles", (unsigned long long)-delta);
+		return CLOCKD_FAULT_BACKWARDS;
 	}
 	if (delta == 0) {
-		tk->still_ns += elapsed;
-		if (tk->still_ns < tk->stall_limit_ns)
-			return true;
-		tk->fault = CLOCKD_FAULT_STALLED;
-		snprintf(tk->fault_why, sizeof(tk->fault_why), "no counter progress for %lld ms (stall_ticks)",
-			 (long long)(tk->still_ns / 1000000));
-		return false;
+		*still_ns += elapsed;
+		if (*still_ns < tk->stall_limit_ns)
+			return CLOCKD_FAULT_NONE;
+		snprintf(why, whylen, "no counter progress for %lld ms (stall_ticks)", (long long)(*still_ns / 1000000));
+		return CLOCKD_FAULT_STALLED;
 	}
-	tk->still_ns = 0;
+	*still_ns = 0;
 	delta_ns = (int64_t)(((unsigned __int128)delta * tk->mult) >> tk->shift);
 	diff = delta_ns - elapsed;
-	/* Each update read the counter somewhere in its slack before its
+	/* Each read of the counter was somewhere in its slack before its
 	 * kernel time. */
-	room = elapsed / 16 + STEP_FAULT_NS + slack + tk->read_slack_ns;
+	room = elapsed / 16 + STEP_FAULT_NS + slack + prev_slack;
 	if (-diff > room) {
 		/* Far behind the kernel's clock: it stopped for a while. */
-		tk->fault = CLOCKD_FAULT_STALLED;
-		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
-			 (long long)delta_ns, (long long)elapsed);
-		return false;
+		snprintf(why, whylen, "the counter moved %lld ns in %lld ns of kernel time", (long long)delta_ns,
+			 (long long)elapsed);
+		return CLOCKD_FAULT_STALLED;
 	}
 	if (diff > room) {
-		tk->fault = CLOCKD_FAULT_STEPPED;
-		snprintf(tk->fault_why, sizeof(tk->fault_why), "the counter moved %lld ns in %lld ns of kernel time",
-			 (long long)delta_ns, (long long)elapsed);
-		/* A client reading the counter itself may have seen the
-		 * jump, up to the stale limit. */
+		snprintf(why, whylen, "the counter moved %lld ns in %lld ns of kernel time", (long long)delta_ns,
+			 (long long)elapsed);
 		if (tk->cs->vclock_mode != CLOCKD_VCLOCK_NONE)
-			tk->fault_ahead_ns = delta_ns > (int64_t)tk->stale_ns ? (int64_t)tk->stale_ns : delta_ns;
-		return false;
+			*ahead_ns = delta_ns > (int64_t)tk->stale_ns ? (int64_t)tk->stale_ns : delta_ns;
+		return CLOCKD_FAULT_STEPPED;
 	}
-	return true;
+	return CLOCKD_FAULT_NONE;
 }
 
 bool tk_update(struct timekeeper *tk, int64_t ticks)
@@ -439,18 +455,19 @@ bool tk_update(struct timekeeper *tk, int64_t ticks)
 	int64_t before, kmono;
 	uint64_t now, delta, freq;
 
+	/* The ticks count even when the time cannot be kept: jiffies_64
+	 * counts the tick device's ticks, and is published again with the
+	 * next update (another source's, or this one's back from probation). */
 	if (tk->fault != CLOCKD_FAULT_NONE)
-		return false; /* a faulted source with no other to go to */
-	for (int i = 0; i < READ_TRIES; i++) {
-		before = kclock_ns(CLOCK_MONOTONIC);
-		now = cs->ops->read(cs);
-		kmono = kclock_ns(CLOCK_MONOTONIC);
-		if (kmono - before <= READ_SLACK_NS)
-			break;
-	}
+		goto unusable; /* a faulted source with no other to go to */
+	now = read_bracketed(tk, &before, &kmono);
 	delta = (now - tk->cycle_last) & cs->mask;
-	if (!tk_check_source(tk, delta, kmono - tk->kernel_mono_ns, kmono - before))
-		return false;
+	tk->fault = check_counter(tk, delta, kmono - tk->kernel_mono_ns, kmono - before, tk->read_slack_ns,
+				  &tk->still_ns, tk->fault_why, sizeof(tk->fault_why), &tk->fault_ahead_ns);
+	if (tk->fault != CLOCKD_FAULT_NONE) {
+		tk->probe_mono_ns = 0;
+		goto unusable;
+	}
 	tk->read_slack_ns = kmono - before;
 	tk->kernel_mono_ns = kmono;
 	base_add(tk, &tk->mono, (unsigned __int128)delta * tk->mult);
@@ -467,6 +484,39 @@ bool tk_update(struct timekeeper *tk, int64_t ticks)
 	tk_publish(tk);
 	__atomic_store_n(&tk->updates, tk->updates + 1, __ATOMIC_RELAXED);
 	return true;
+unusable:
+	if (tk->counted)
+		tk->jiffies += (uint64_t)ticks;
+	return false;
+}
+
+bool tk_probe_source(struct timekeeper *tk)
+{
+	char why[sizeof(tk->fault_why)];
+	int64_t before, kmono, ahead = 0;
+	uint64_t now;
+	uint32_t fault;
+
+	if (tk->recover_ns == 0 || tk->fault == CLOCKD_FAULT_NONE || tk->fault == CLOCKD_FAULT_GONE)
+		return false;
+	now = read_bracketed(tk, &before, &kmono);
+	if (tk->probe_mono_ns == 0) {
+		fault = CLOCKD_FAULT_NONE;
+		tk->probe_good_ns = 0;
+		tk->probe_still_ns = 0;
+	} else {
+		fault = check_counter(tk, (now - tk->probe_cycle) & tk->cs->mask, kmono - tk->probe_mono_ns,
+				      kmono - before, tk->probe_slack_ns, &tk->probe_still_ns, why, sizeof(why), &ahead);
+		/* Time in which it moved, and as the kernel's clock did. */
+		if (fault == CLOCKD_FAULT_NONE && tk->probe_still_ns == 0)
+			tk->probe_good_ns += kmono - tk->probe_mono_ns;
+		else if (fault != CLOCKD_FAULT_NONE)
+			tk->probe_good_ns = 0;
+	}
+	tk->probe_cycle = now;
+	tk->probe_mono_ns = kmono;
+	tk->probe_slack_ns = kmono - before;
+	return tk->probe_good_ns >= tk->recover_ns;
 }
 
 int tk_switch_source(struct timekeeper *tk, struct clocksource *cs)

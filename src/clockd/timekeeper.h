@@ -69,6 +69,14 @@ struct timekeeper {
 	int64_t read_slack_ns;   /* the last update: kernel time around its counter read */
 	int64_t fault_ahead_ns;  /* a jumped counter: how far readers may have seen */
 	uint32_t fault;          /* CLOCKD_FAULT_* of the source, set by tk_update */
+	/* A faulted source with no other to go to, on probation
+	 * (tk_probe_source): */
+	int64_t recover_ns;      /* source_recover_s; 0: it stays faulted */
+	uint64_t probe_cycle;    /* the counter at the last probe */
+	int64_t probe_mono_ns;   /* kernel CLOCK_MONOTONIC then; 0: none yet */
+	int64_t probe_slack_ns;  /* that read's bracket */
+	int64_t probe_still_ns;  /* kernel time the counter has not moved */
+	int64_t probe_good_ns;   /* kernel time it has behaved, without a break */
 	struct tk_tracking track; /* set by the discipline */
 	int64_t adj_ppb;         /* the discipline's rate correction applied */
 	char fault_why[128];     /* ... and what was seen */
@@ -84,7 +92,8 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
  * (counted) or by time, and publish. Checks the counter against the
  * kernel's CLOCK_MONOTONIC first: on a stall, a backward or forward jump or
  * a vanished device it publishes nothing, sets tk->fault and returns false
- * (the caller switches sources with tk_switch_source).
+ * (the caller switches sources with tk_switch_source); counted jiffies
+ * still count @ticks, published with the next update.
  */
 bool tk_update(struct timekeeper *tk, int64_t ticks);
 /*
@@ -93,6 +102,14 @@ bool tk_update(struct timekeeper *tk, int64_t ticks);
  * source could have seen): no clock goes back. Publishes.
  */
 int tk_switch_source(struct timekeeper *tk, struct clocksource *cs);
+/*
+ * The source faulted and no other took over (readers get ESTALE): read it
+ * at each tick as an update would, against the kernel's clock, publishing
+ * nothing. True once it has behaved for source_recover_s without a break
+ * (never for a device that is gone, or with source_recover_s 0): the
+ * caller takes it back with tk_switch_source(tk, tk->cs).
+ */
+bool tk_probe_source(struct timekeeper *tk);
 /* The discipline's controls (tick thread): a rate correction of the
  * clocks but MONOTONIC_RAW, in ppb (published at the next update); a step
  * of CLOCKD_REALTIME alone; CLOCKD_REALTIME at a kernel CLOCK_MONOTONIC

@@ -118,6 +118,73 @@ else
 	ok 1 "recover: the daemon starts"
 fi
 
+# until_stale NAME: until every read fails with ESTALE (5 s); true if so.
+until_stale() {
+	i=0
+	while [ $i -lt 100 ]; do
+		"$PROBE" reads >"$T/reads"
+		st=$?
+		[ $st -eq 3 ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "# $1: probe reads: status $st, state $("$PROBE" state)"
+	sed 's/^/# /' "$T/reads"
+	return 1
+}
+
+# A source with no fallback that jumps: readers get ESTALE; it is read on
+# probation at every tick, and taken back once it has behaved for
+# source_recover_s; no clock goes back through it all.
+if start_daemon "$T/srecover.log" -o hz=100 -o source=sim -o source_recover_s=2 \
+	-o "sim_script=1s step +1s"; then
+	"$MONITOR" 7 >"$T/srecover.mon" 2>&1 &
+	mon=$!
+	until_stale source-recover
+	ok $? "source-recover: after the jump every read fails with ESTALE"
+	t0=$(date +%s%N)
+	"$PROBE" live 10
+	ok $? "source-recover: live again once it has behaved for 2 s"
+	echo "# source-recover: ESTALE for $((($(date +%s%N) - t0) / 1000000)) ms after the first stale read"
+	grep -q 'source sim .*: stepped: .*no other source is configured, readers get ESTALE' "$T/srecover.log" &&
+		grep -q 'source sim .*: behaved for 2 s since its fault; back in use' "$T/srecover.log"
+	st=$?
+	[ $st -eq 0 ] || sed 's/^/# clockd: /' "$T/srecover.log"
+	ok $st "source-recover: the log says stepped, then back in use"
+	wait_sources 5 '^source +sim +active +stepped +1 '
+	ok $? "source-recover: clockctl sources shows it active again, 1 fault"
+	"$CLOCKCTL" status | grep -Eq "^ *flags: .*fault"
+	ok $? "source-recover: the page's fault flag stays set"
+	wait $mon
+	st=$?
+	sed 's/^#/# source-recover:/' "$T/srecover.mon"
+	ok $st "source-recover: no clock went back through the fault and the probation"
+	stop_daemon TERM
+else
+	ok 1 "source-recover: the daemon starts"
+fi
+# source_recover_s 0: the faulted source stays faulted.
+if start_daemon "$T/snorecover.log" -o hz=100 -o source=sim -o source_recover_s=0 \
+	-o "sim_script=1s step +1s"; then
+	until_stale source-norecover
+	sleep 3
+	"$PROBE" reads >/dev/null
+	st=$?
+	[ $st -eq 3 ] && ! grep -q 'back in use' "$T/snorecover.log"
+	ok $? "source_recover_s 0: reads still fail with ESTALE 3 s on (status $st), never taken back"
+	stop_daemon TERM
+	# The alarm was that daemon's: the next one on the page starts clear.
+	if start_daemon "$T/snorecover2.log" -o hz=100 -o source=posix; then
+		"$PROBE" reads >/dev/null
+		ok $? "a daemon restarted on the page of one whose source faulted serves every read"
+		stop_daemon TERM
+	else
+		ok 1 "a daemon restarted on the page of one whose source faulted goes live"
+	fi
+else
+	ok 1 "source-norecover: the daemon starts"
+fi
+
 # A device missing at start: the next one is used, or the daemon refuses
 # to start with one line naming the device.
 one_case absent '^source +sim +unavailable +open' 'source sim: no such device' \
