@@ -10,34 +10,15 @@
 # small for the page: clockd refuses to start with a clear error (needs
 # root to mount; skipped otherwise).
 set -u
-: "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-HOLD=$top_builddir/tests/stress/holdconn
-n=0
-failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$top_srcdir/tests/stress/lib.sh"
+private_dir exhaust
+cleanup_more() { mountpoint -q "$T/tiny" 2>/dev/null && umount "$T/tiny"; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-exhaust.XXXXXX") || exit 99
-pid= hold=
-cleanup() {
-	[ -n "$hold" ] && kill "$hold" 2>/dev/null
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	mountpoint -q "$T/tiny" 2>/dev/null && umount "$T/tiny"
-	rm -rf "$T"
-}
-trap cleanup EXIT
-export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
-
-live() { "$CLOCKCTL" status 2>/dev/null | grep -q 'state: live'; }
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 
 prlimit --nofile=64 "$CLOCKD" -o page="$T/page" -o max_clients=4096 -o max_clients_per_user=4096 2>"$T/log" &
 pid=$!
-i=0
-while ! { live && [ -S "$T/control" ]; } && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-if ! live; then
-	sed 's/^/# clockd: /' "$T/log"
+if ! serving; then
 	ok 1 "clockd starts with RLIMIT_NOFILE 64"
 	echo "1..$n"
 	exit 1

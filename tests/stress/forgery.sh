@@ -7,35 +7,13 @@
 # or a symbolic link planted at the page path must be refused, not used or
 # followed. (The NTP SHM export's permissions are tests/export/shm.sh's.)
 set -u
-: "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-n=0
-failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$top_srcdir/tests/stress/lib.sh"
+need_root_and_nobody "it runs a daemon as root and a client as nobody"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (it runs a daemon as root and a client as nobody)"
-	exit 0
-fi
-if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
-	echo "1..0 # SKIP needs setpriv (util-linux) and a user nobody"
-	exit 0
-fi
-NOBODY_UID=$(id -u nobody)
-NOBODY_GID=$(id -g nobody)
-as_nobody() { setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-forgery.XXXXXX") || exit 99
+private_dir forgery
 chmod 755 "$T"
 D=$T/run
 mkdir -m 755 "$D"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 export CLOCKD_SHM=$D/page CLOCKD_SOCKET=$D/control
 
 # start LOG: clockd on $D/page; 0 once live (10 s), else 1 (its pid in $pid)

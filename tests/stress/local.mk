@@ -16,7 +16,7 @@ tests_stress_crashload_LDADD = tests/libtap.la src/libclockd/libclockd.la -lpthr
 check_PROGRAMS += tests/stress/holdconn
 tests_stress_holdconn_SOURCES = tests/stress/holdconn.c
 TESTS += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/peruser.sh tests/stress/valgrind.sh
-EXTRA_DIST += tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/peruser.sh tests/stress/valgrind.sh
+EXTRA_DIST += tests/stress/lib.sh tests/stress/forgery.sh tests/stress/exhaust.sh tests/stress/peruser.sh tests/stress/valgrind.sh
 # Flood and quotas: four attackers against a well-behaved client
 # (flood.sh; bench/run.sh runs the same program for the latency figures).
 check_PROGRAMS += tests/stress/flood

@@ -15,15 +15,10 @@
 # Finally clockd exits 0 on SIGTERM. Skipped in a sanitizer build: ASan
 # owns malloc, and a preloaded allocator would bypass it.
 set -u
-: "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
+. "$top_srcdir/tests/stress/lib.sh"
 OOMC=$top_builddir/tests/stress/oomclient
 SHIM=$top_builddir/tests/stress/.libs/failalloc.so
 ROUNDS=${OOM_ROUNDS:-200}
-n=0
-failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 
 if grep -q '^\(CFLAGS\|LDFLAGS\) = .*-fsanitize=address' "$top_builddir/Makefile"; then
 	echo "1..0 # SKIP this build is instrumented with ASan, whose allocator a preloaded malloc would bypass (the plain build runs this test)"
@@ -31,18 +26,9 @@ if grep -q '^\(CFLAGS\|LDFLAGS\) = .*-fsanitize=address' "$top_builddir/Makefile
 fi
 [ -f "$SHIM" ] || { echo "Bail out! $SHIM not built"; exit 99; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-oom.XXXXXX") || exit 99
-pid= hold=
-cleanup() {
-	[ -n "$hold" ] && kill "$hold" 2>/dev/null
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
+private_dir oom
 CTL=$T/failalloc
 
-live() { "$CLOCKCTL" status 2>/dev/null | grep -q 'state: live'; }
 # mode N: set the injector's mode; failed: how many it failed so far
 mode() { "$OOMC" ctl "$CTL" "$1" >/dev/null; }
 failed_allocs() { "$OOMC" ctl "$CTL" | awk '{print $6}'; }

@@ -8,49 +8,16 @@
 # the 2 places left of max_clients; the refusals are logged once for each
 # limit; once nobody lets go, nobody is served again.
 set -u
-: "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-HOLD=$top_builddir/tests/stress/holdconn
-n=0
-failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (it runs a daemon as root and clients as nobody)"
-	exit 0
-fi
-if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
-	echo "1..0 # SKIP needs setpriv (util-linux) and a user nobody"
-	exit 0
-fi
-NOBODY_UID=$(id -u nobody)
-NOBODY_GID=$(id -g nobody)
-as_nobody() { setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-peruser.XXXXXX") || exit 99
+. "$top_srcdir/tests/stress/lib.sh"
+need_root_and_nobody "it runs a daemon as root and clients as nobody"
+private_dir peruser
 chmod 755 "$T"
-pid= hold= hold2=
-cleanup() {
-	[ -n "$hold" ] && kill "$hold" 2>/dev/null
-	[ -n "$hold2" ] && kill "$hold2" 2>/dev/null
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
 
 # The socket's group is nobody's, so that nobody may connect (0660).
 "$CLOCKD" -o page="$T/page" -o max_clients=8 -o max_clients_per_user=3 \
 	-o socket_group="$NOBODY_GID" 2>"$T/log" &
 pid=$!
-i=0
-while ! { "$CLOCKCTL" status >/dev/null 2>&1 && [ -S "$T/control" ]; } && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if ! "$CLOCKCTL" status >/dev/null 2>&1; then
-	sed 's/^/# clockd: /' "$T/log"
+if ! serving; then
 	ok 1 "clockd starts with max_clients_per_user 3"
 	echo "1..$n"
 	exit 1

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the stress shell tests (sourced after `set -u`): the programs,
+# TAP's ok, a private directory $T removed on exit with the daemon ($pid)
+# and the holders ($hold, $hold2) still running, the skip for tests that
+# need root and a user nobody, and waiting for a daemon to serve.
+: "${top_builddir:?run from make check (top_builddir unset)}"
+CLOCKD=$top_builddir/src/clockd/clockd
+CLOCKCTL=$top_builddir/src/clockctl/clockctl
+HOLD=$top_builddir/tests/stress/holdconn
+n=0
+failed=0
+pid= hold= hold2=
+
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+
+# need_root_and_nobody WHY: skip the whole test (TAP plan 1..0) unless run
+# as root with setpriv and a user nobody; WHY says what root is for.
+need_root_and_nobody() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP needs root ($1)"
+		exit 0
+	fi
+	if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+		echo "1..0 # SKIP needs setpriv (util-linux) and a user nobody"
+		exit 0
+	fi
+	NOBODY_UID=$(id -u nobody)
+	NOBODY_GID=$(id -g nobody)
+}
+as_nobody() { setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"; }
+
+# private_dir NAME: $T, removed on exit (cleanup_more, if a test defines
+# it, runs first); CLOCKD_SHM and CLOCKD_SOCKET point into it.
+private_dir() {
+	T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-$1.XXXXXX") || exit 99
+	trap cleanup EXIT
+	export CLOCKD_SHM=$T/page CLOCKD_SOCKET=$T/control
+}
+cleanup() {
+	[ -n "$hold" ] && kill "$hold" 2>/dev/null
+	[ -n "$hold2" ] && kill "$hold2" 2>/dev/null
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	command -v cleanup_more >/dev/null 2>&1 && cleanup_more
+	rm -rf "$T"
+}
+
+live() { "$CLOCKCTL" status 2>/dev/null | grep -q 'state: live'; }
+
+# serving: until the daemon's page is live and its control socket is there
+# (10 s); true if so, else its log ($T/log) is shown.
+serving() {
+	i=0
+	while ! { live && [ -S "$CLOCKD_SOCKET" ]; } && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	live && [ -S "$CLOCKD_SOCKET" ] && return 0
+	sed 's/^/# clockd: /' "$T/log"
+	return 1
+}
