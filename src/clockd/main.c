@@ -94,6 +94,19 @@ static void usage(FILE *out)
 		"See clockd(8) and clockd.conf(5).\n");
 }
 
+/* The version, and the drivers built in (gpio needs libgpiod at build
+ * time): what a config may name. */
+static void version(void)
+{
+	printf("clockd %s\nsources:", PACKAGE_VERSION);
+	for (size_t i = 0; clocksource_drivers[i]; i++)
+		printf(" %s", clocksource_drivers[i]->name);
+	printf("\nticks:");
+	for (size_t i = 0; tick_drivers[i]; i++)
+		printf(" %s", tick_drivers[i]->name);
+	printf("\nreferences: none%s sim phc\n", tick_find("gpio") ? " gpio" : "");
+}
+
 static void help_config(void)
 {
 	for (size_t i = 0; i < config_table_len; i++) {
@@ -301,7 +314,7 @@ static void parse_args(struct clockd *cd, int argc, char **argv, bool *check_onl
 		case 'K': help_config(); exit(EXIT_SUCCESS);
 		case 'd': cd->debug = true; break;
 		case 'h': usage(stdout); exit(EXIT_SUCCESS);
-		case 'V': printf("clockd %s\n", PACKAGE_VERSION); exit(EXIT_SUCCESS);
+		case 'V': version(); exit(EXIT_SUCCESS);
 		default: usage(stderr); exit(2);
 		}
 	}
