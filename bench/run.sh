@@ -81,9 +81,9 @@ with_socket
 # end, garbage, requests beyond the message quota) flood the daemon, in
 # alternating phases: lateness p50..max and the ratios (target p99 <=
 # 1.5x), the daemon's peak memory, what each attacker got. The client and
-# the daemon's timer bases run SCHED_FIFO 50, the attackers SCHED_OTHER.
+# the daemon's timer bases run SCHED_FIFO 50 (its tick thread 60), the attackers SCHED_OTHER.
 echo "== flood: a well-behaved client's timer, quiet vs flooded (default quotas)"
-with_socket -o timer_priority=50
+with_socket -o timer_priority=50 -o tick_priority=60
 "$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 60
 
 # cyclictest (rt-tests) plainly and under libclockd-preload.so: wake-up

@@ -474,13 +474,13 @@ static void drop_bounding(uint64_t keep)
  * After the devices, the page and the socket are open, and before any
  * thread starts (capabilities are per thread; threads inherit them): run
  * as user/group, keeping only CAP_SYS_NICE, and only when the timer
- * threads use SCHED_FIFO. With neither user nor group set, nothing
+ * threads or the tick thread use SCHED_FIFO. With neither user nor group set, nothing
  * changes (the daemon stays as started).
  */
 static void drop_privileges(const struct clockd *cd)
 {
 	const struct clockd_config *cfg = &cd->cfg;
-	uint64_t keep = cfg->timer_priority > 0 ? 1ull << CAP_SYS_NICE : 0;
+	uint64_t keep = cfg->timer_priority > 0 || cfg->tick_priority > 0 ? 1ull << CAP_SYS_NICE : 0;
 
 	if (!cfg->user[0] && !cfg->group[0])
 		return;
@@ -504,7 +504,7 @@ static void drop_privileges(const struct clockd *cd)
 	set_caps(keep);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0L, 0L, 0L);
 	log_info("privileges: running as uid %lu gid %lu, capabilities: %s", (unsigned long)cd->run_uid,
-		 (unsigned long)cd->run_gid, keep ? "cap_sys_nice (timer_priority)" : "none");
+		 (unsigned long)cd->run_gid, keep ? "cap_sys_nice (timer_priority, tick_priority)" : "none");
 }
 
 /*

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -244,6 +246,23 @@ static void ticker_loop(struct ticker *t)
 	}
 }
 
+/* tick_priority: SCHED_FIFO at @prio for this thread, if above 0. */
+static int ticker_priority(uint32_t prio)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+	int r;
+
+	if (prio == 0)
+		return 0;
+	r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (r == EPERM)
+		log_warnx("tick_priority %u: SCHED_FIFO refused (EPERM): it needs CAP_SYS_NICE or an "
+			  "RLIMIT_RTPRIO of at least %u", prio, prio);
+	else if (r)
+		log_warnx("tick_priority %u: SCHED_FIFO: %s", prio, strerror(r));
+	return r ? -1 : 0;
+}
+
 static void *ticker_main(void *arg)
 {
 	struct ticker *t = arg;
@@ -255,7 +274,7 @@ static void *ticker_main(void *arg)
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	/* Default timer slack is 50 us; ticks should be on time. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (pagefile_take(t->pf) < 0) {
+	if (ticker_priority(t->dv->cfg->tick_priority) < 0 || pagefile_take(t->pf) < 0) {
 		t->start_error = -1;
 		sem_post(&t->ready);
 		return NULL;

@@ -154,6 +154,8 @@ const struct config_key config_table[] = {
 	  "error, warning, notice, info or debug" },
 	{ "stall_ticks", CFG_UINT, "10", 2, 1000000, NULL, FIELD(stall_ticks),
 	  "a device with no tick, or a counter with no progress, for this many tick periods is stalled" },
+	{ "tick_priority", CFG_UINT, "0", 0, 99, NULL, FIELD(tick_priority),
+	  "SCHED_FIFO priority of the tick thread (0: SCHED_OTHER)" },
 	{ "source_recover_s", CFG_UINT, "10", 0, 86400, NULL, FIELD(source_recover_s),
 	  "a faulted source no other took over is taken back once it behaves for this long (0: never)" },
 	{ "hpet_device", CFG_PATH, "/dev/hpet", 0, 0, NULL, FIELD(hpet_device),

@@ -44,6 +44,7 @@ struct clockd_config {
 	uint32_t tsc_calibrate_ms;   /* tsc_calibrate_ms */
 	char log_level[16];          /* log_level */
 	uint32_t stall_ticks;        /* stall_ticks */
+	uint32_t tick_priority;      /* tick_priority */
 	uint32_t source_recover_s;   /* source_recover_s */
 	char hpet_device[64];        /* hpet_device */
 	char rtc_device[64];         /* rtc_device */

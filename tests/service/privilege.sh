@@ -5,7 +5,9 @@
 # (0644, its group the daemon's) is live and the control socket (0660, its
 # group the daemon's) answers clockctl timers. With timer_priority > 0 it
 # keeps exactly CAP_SYS_NICE; page_mode/page_group and socket_group set
-# the files' access; an unknown user is a start error.
+# the files' access. With tick_priority > 0 the tick thread runs
+# SCHED_FIFO (CAP_SYS_NICE kept); started without the capability, that is
+# a start error. An unknown user is a start error.
 . "$top_srcdir/tests/service/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to switch user (running as uid $(id -u))"
@@ -77,6 +79,29 @@ ok $? "page_mode 0640, page_group $nobody_group: $(stat -c '%a %U %G' "$tmp/page
 ok $? "socket_group root: $(stat -c '%a %U %G' "$tmp/control")"
 stop
 [ $tap_failed -eq 0 ] || diag "$tmp/b.log"
+
+# --- tick_priority: the tick thread at SCHED_FIFO, CAP_SYS_NICE kept ---------
+# policy (1: SCHED_FIFO) and rt_priority of a thread, by its name
+sched_of() {
+	for t in /proc/"$dpid"/task/*; do
+		[ "$(cat "$t/comm")" = "$1" ] && awk '{ print $41, $40 }' "$t/stat"
+	done
+}
+run d -o user=nobody -o tick_priority=3
+[ "$(field "$dpid" CapEff)" = 0000000000800000 ]
+ok $? "tick_priority 3: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
+[ "$(sched_of clockd-tick)" = "1 3" ] && [ "$(sched_of clockd-tb/0)" = "0 0" ]
+ok $? "the tick thread runs SCHED_FIFO 3 ($(sched_of clockd-tick)), the timer threads SCHED_OTHER ($(sched_of clockd-tb/0))"
+stop
+[ $tap_failed -eq 0 ] || diag "$tmp/d.log"
+# Started as nobody, with no CAP_SYS_NICE to keep: a start error naming it.
+mkdir "$tmp/nb" && chown nobody "$tmp/nb"
+setpriv --reuid="$nobody_uid" --regid="$nobody_gid" --clear-groups \
+	"$CLOCKD" -o page="$tmp/nb/page" -o tick_priority=3 2>"$tmp/e.log"
+rc=$?
+[ $rc -eq 1 ] && has "$tmp/e.log" 'tick_priority 3: SCHED_FIFO refused \(EPERM\): it needs CAP_SYS_NICE'
+ok $? "tick_priority without CAP_SYS_NICE is a start error naming it (exit $rc)"
+[ $tap_failed -eq 0 ] || diag "$tmp/e.log"
 
 # --- an unknown user stops the start -----------------------------------------
 "$CLOCKD" -o page="$tmp/page" -o user=no-such-user-clockd 2>"$tmp/c.log"
