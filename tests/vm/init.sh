@@ -311,7 +311,7 @@ stays_in() {
 # pulses stop, holdover and a stalled reference.
 PPS_LINE=6
 PPS_LOCK_S=61	# from the toggler's start: its first pulse comes within 1 s
-PPS_PULSES=75	# at most: stopped once the figures are taken
+PPS_PULSES=150	# at most: stopped once the figures are taken (a re-lock included)
 check_pps() {
 	[ -n "${CHIP:-}" ] || { skip "pps" "no gpio-sim chip"; return; }
 	pull=/sys/devices/platform/$DEV/$CHIP/sim_gpio$PPS_LINE/pull
