@@ -7,6 +7,8 @@
  * CLOCKD_REALTIME, absolute and relative, one-shot re-armed from the
  * callback and periodic) against clockd_clock_gettime(). A periodic
  * timer's n-th expiry is first + period * (n - 1), n counting overruns.
+ * A clock read that fails is counted as such, never as an early expiry
+ * (its timespec would be garbage); every read must succeed too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +22,10 @@
 #define RUN_NS 120000000000LL
 #define NS 1000000000LL
 
-static uint64_t total, early, rearm_fail;
+static uint64_t total, early, rearm_fail, read_fail;
+static int read_errno;
+
+#define UNKNOWN INT64_MIN /* pt.expect after a failed read */
 
 struct jt {
 	struct clockd_timer t;
@@ -37,11 +42,16 @@ struct pt {
 	int64_t delay;
 };
 
+/* The clock in ns, or UNKNOWN (counted) if the read failed. */
 static int64_t read_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clockd_clock_gettime(c, &ts);
+	if (clockd_clock_gettime(c, &ts) < 0) {
+		read_errno = errno;
+		__atomic_fetch_add(&read_fail, 1, __ATOMIC_RELAXED);
+		return UNKNOWN;
+	}
 	return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
@@ -69,14 +79,16 @@ static void jfire(struct clockd_timer *t, void *arg)
 		__atomic_fetch_add(&rearm_fail, 1, __ATOMIC_RELAXED);
 }
 
+/* Arm @p; with the clock unreadable, relative and unchecked. */
 static int parm(struct pt *p)
 {
 	struct itimerspec its = { .it_interval = ts_of(p->period) };
-	int64_t at = read_ns(p->clock) + p->delay;
+	int64_t now = read_ns(p->clock);
+	bool abs = p->abs && now != UNKNOWN;
 
-	p->expect = at;
-	its.it_value = ts_of(p->abs ? at : p->delay);
-	return clockd_timer_settime(p->id, p->abs ? TIMER_ABSTIME : 0, &its, NULL);
+	p->expect = now == UNKNOWN ? UNKNOWN : now + p->delay;
+	its.it_value = ts_of(abs ? p->expect : p->delay);
+	return clockd_timer_settime(p->id, abs ? TIMER_ABSTIME : 0, &its, NULL);
 }
 
 static void pfire(union sigval v)
@@ -85,12 +97,14 @@ static void pfire(union sigval v)
 	int64_t now = read_ns(p->clock);
 
 	if (p->period) {
+		if (p->expect == UNKNOWN)
+			return; /* armed when the clock could not be read */
 		p->expect += p->period * clockd_timer_getoverrun(p->id);
-		count(now < p->expect);
+		count(now != UNKNOWN && now < p->expect);
 		p->expect += p->period;
 		return;
 	}
-	count(now < p->expect);
+	count(now != UNKNOWN && p->expect != UNKNOWN && now < p->expect);
 	if (parm(p) < 0)
 		__atomic_fetch_add(&rearm_fail, 1, __ATOMIC_RELAXED);
 }
@@ -150,7 +164,7 @@ int main(void)
 
 	td_init();
 	td_start(opts);
-	tap_plan(4);
+	tap_plan(5);
 	cpus = td_cpus();
 	for (int c = 0; c < 64; c++) {
 		if (!(cpus >> c & 1))
@@ -170,5 +184,7 @@ int main(void)
 	tap_ok(early == 0, "%llu early out of %llu", (unsigned long long)early, (unsigned long long)total);
 	tap_ok(rearm_fail == 0, "every re-arm from a callback succeeded (%llu failed)",
 	       (unsigned long long)rearm_fail);
+	tap_ok(read_fail == 0, "every clock read succeeded (%llu failed%s%s)", (unsigned long long)read_fail,
+	       read_fail ? ": " : "", read_fail ? strerror(read_errno) : "");
 	return tap_done();
 }
