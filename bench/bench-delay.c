@@ -7,9 +7,11 @@
  * and the ratio. The issue's target: ndelay error <= 100 ns at p99 on an
  * unloaded core. Run it pinned (taskset) on a quiet CPU.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <clockd/clockd.h>
@@ -22,7 +24,11 @@ static int64_t now_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clockd_clock_gettime(id, &ts);
+	/* A failed read would be garbage in the figures: stop instead. */
+	if (clockd_clock_gettime(id, &ts) != 0) {
+		fprintf(stderr, "bench-delay: clock %d: %s\n", (int)id, strerror(errno));
+		exit(1);
+	}
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
