@@ -474,8 +474,8 @@ static void drop_bounding(uint64_t keep)
  * After the devices, the page and the socket are open, and before any
  * thread starts (capabilities are per thread; threads inherit them): run
  * as user/group, keeping only CAP_SYS_NICE, and only when the timer
- * threads or the tick thread use SCHED_FIFO. With neither user nor group set, nothing
- * changes (the daemon stays as started).
+ * threads or the tick thread use SCHED_FIFO. With neither user nor group
+ * set, nothing changes (the daemon stays as started).
  */
 static void drop_privileges(const struct clockd *cd)
 {
