@@ -507,23 +507,27 @@ static const char *disc_name(uint32_t s)
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
+/* What one window of tracking samples showed. */
+struct window {
+	int read, unread;  /* samples read, reads that failed */
+	int unsynced, far; /* not locked and synced; |offset| >= TRACK_MAX_OFFSET_NS */
+	double worst;      /* the largest |offset| */
+	bool moved;        /* the discipline was seen acquiring again */
+};
+
 /* The tracking figures once a second (one reference event each) for
- * @seconds, each sample printed; true if every one was read, locked and
- * synced, and within TRACK_MAX_OFFSET_NS. With @moved, the discipline was
- * seen acquiring again. */
-static bool track_window(int seconds, int *unread, int *unsynced, double *worst, bool *moved)
+ * @seconds, each sample printed, then their spread; true if every one was
+ * read, locked and synced, and within TRACK_MAX_OFFSET_NS. */
+static bool track_window(int seconds, struct window *w)
 {
 	struct clockd_tracking t;
 	struct series off = { 0 }, rms = { 0 }, freq = { 0 }, skew = { 0 };
-	int far = 0;
 
-	*unread = *unsynced = 0;
-	*worst = 0;
-	*moved = false;
+	memset(w, 0, sizeof(*w));
 	for (int i = 0; i < seconds; i++) {
 		nap_ms(1000);
 		if (clockd_tracking(&t, sizeof(t)) != 0) {
-			(*unread)++;
+			w->unread++;
 			continue;
 		}
 		guest_note("track: %s%s offset_ns %+" PRId64 " rms_offset_ns %" PRId64
@@ -532,10 +536,11 @@ static bool track_window(int seconds, int *unread, int *unsynced, double *worst,
 			   t.offset_ns, t.rms_offset_ns, (double)t.freq_ppb / 1000.0,
 			   (double)t.skew_ppb / 1000.0, t.error_bound_ns,
 			   (double)t.since_event_ns / 1e9);
-		*unsynced += !t.synced || t.state != CLOCKD_DISC_LOCKED;
-		*moved |= t.state == CLOCKD_DISC_ACQUIRING;
-		far += llabs(t.offset_ns) >= TRACK_MAX_OFFSET_NS;
-		*worst = fmax(*worst, fabs((double)t.offset_ns));
+		w->read++;
+		w->unsynced += !t.synced || t.state != CLOCKD_DISC_LOCKED;
+		w->moved |= t.state == CLOCKD_DISC_ACQUIRING;
+		w->far += llabs(t.offset_ns) >= TRACK_MAX_OFFSET_NS;
+		w->worst = fmax(w->worst, fabs((double)t.offset_ns));
 		series_add(&off, (double)t.offset_ns);
 		series_add(&rms, (double)t.rms_offset_ns);
 		series_add(&freq, (double)t.freq_ppb / 1000.0);
@@ -545,7 +550,7 @@ static bool track_window(int seconds, int *unread, int *unsynced, double *worst,
 		   "rms_offset_ns mean %.0f; frequency_ppm %+.3f..%+.3f; skew_ppm mean %.3f",
 		   off.n, off.min, series_mean(&off), off.max, series_sd(&off), series_mean(&rms),
 		   freq.min, freq.max, series_mean(&skew));
-	return off.n > 0 && *unread == 0 && *unsynced == 0 && far == 0;
+	return w->read > 0 && w->unread == 0 && w->unsynced == 0 && w->far == 0;
 }
 
 /*
@@ -559,11 +564,9 @@ static bool track_window(int seconds, int *unread, int *unsynced, double *worst,
 static int track(int seconds)
 {
 	struct clockd_tracking t;
-	int unread, unsynced;
-	double worst;
-	bool moved;
+	struct window w;
 
-	if (!track_window(seconds, &unread, &unsynced, &worst, &moved) && moved && unread == 0) {
+	if (!track_window(seconds, &w) && w.moved && w.unread == 0) {
 		int waited = 0;
 
 		while (waited < TRACK_RELOCK_S &&
@@ -573,12 +576,13 @@ static int track(int seconds)
 		}
 		guest_note("track: the reference moved (the discipline acquired again): locked again "
 			   "after %d s; a second window", waited);
-		track_window(seconds, &unread, &unsynced, &worst, &moved);
+		track_window(seconds, &w);
 	}
-	guest_ok(unread == 0, "track: clockd_tracking() read %d times (%d failed)", seconds, unread);
-	guest_ok(unsynced == 0, "track: locked and synced in every sample (%d not)", unsynced);
-	return guest_ok(worst < TRACK_MAX_OFFSET_NS, "track: |offset| < 1 ms in every sample (largest %.0f ns)",
-			worst);
+	guest_ok(w.unread == 0, "track: clockd_tracking() read %d times (%d failed)", seconds, w.unread);
+	guest_ok(w.read > 0 && w.unsynced == 0, "track: locked and synced in every sample (%d not)",
+		 w.unsynced);
+	return guest_ok(w.read > 0 && w.far == 0, "track: |offset| < 1 ms in every sample (largest %.0f ns)",
+			w.worst);
 }
 
 int main(int argc, char **argv)
