@@ -134,7 +134,7 @@ static bool ticker_source_probe(struct ticker *t)
 {
 	if (!tk_probe_source(t->tk) || tk_switch_source(t->tk, t->tk->cs) < 0)
 		return false;
-	devices_source_recovered(t->dv, t->tk->recover_ns);
+	devices_source_recovered(t->dv, t->tk->probe_good_ns);
 	__atomic_and_fetch(&t->pf->pg->alarm, ~CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
 	return true;
 }
