@@ -136,7 +136,7 @@ static int cmd_ticks(uint32_t hz, int count)
 	/* three periods, at least 5 s: a loaded machine may delay a tick */
 	int64_t wait_ns = 3 * (int64_t)tick_period_ns_ceil(hz) + 5 * (int64_t)NSEC_PER_SEC;
 	uint64_t prev, lib;
-	int bad = 0;
+	int bad = 0, err;
 
 	if (clockd_hz() != hz || LOAD_RELAXED(&pg->hz) != hz) {
 		printf("# clockd_hz() %u, page hz %u, expected %u\n", clockd_hz(), LOAD_RELAXED(&pg->hz), hz);
@@ -146,7 +146,9 @@ static int cmd_ticks(uint32_t hz, int count)
 	bad += check_relation(pg, &d, hz);
 	for (int i = 0; i < count && bad < 5; i++) {
 		prev = d.jiffies_64;
+		errno = 0;
 		lib = clockd_get_jiffies_64();
+		err = errno;
 		if (next_tick(pg, prev, wait_ns, &d)) {
 			printf("# no new tick after jiffies %" PRIu64 " within %" PRId64 " ms\n", prev,
 			       wait_ns / 1000000);
@@ -157,8 +159,8 @@ static int cmd_ticks(uint32_t hz, int count)
 			bad++;
 		}
 		if (lib < prev || lib > d.jiffies_64) {
-			printf("# clockd_get_jiffies_64() %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]\n",
-			       lib, prev, d.jiffies_64);
+			printf("# clockd_get_jiffies_64() %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]%s%s\n",
+			       lib, prev, d.jiffies_64, lib == 0 ? ": " : "", lib == 0 ? strerror(err) : "");
 			bad++;
 		}
 		bad += check_relation(pg, &d, hz);
