@@ -46,11 +46,15 @@ trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
 
 # start_daemon NAME -o ...: a daemon on $tmp/NAME.page and $tmp/NAME.ctl,
-# ready once clockctl timers answers on its socket.
+# ready once clockctl timers answers on its socket. As root its tick thread
+# runs at SCHED_FIFO (see tests/daemon/common.sh).
 start_daemon() {
 	name=$1
 	shift
-	"$CLOCKD" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 "$@" \
+	prio=
+	[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
+	# shellcheck disable=SC2086 # $prio is empty or two words
+	"$CLOCKD" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 $prio "$@" \
 		2>"$tmp/$name.log" &
 	daemon_pid=$!
 	export CLOCKD_SHM="$tmp/$name.page" CLOCKD_SOCKET="$tmp/$name.ctl"

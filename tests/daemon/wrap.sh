@@ -8,12 +8,13 @@
 # The watcher starts first so it sees the first published jiffies.
 "$PROBE" wrap >"$T/wrap.out" &
 probe_pid=$!
-"$CLOCKD" -o page="$CLOCKD_SHM" -o hz=1000 -o jiffies_wrap_after=2 2>"$T/log" &
+# shellcheck disable=SC2086 # $tick_prio: see common.sh
+"$CLOCKD" -o page="$CLOCKD_SHM" $tick_prio -o hz=1000 -o jiffies_wrap_after=2 2>"$T/log" &
 daemon_pid=$!
 wait "$probe_pid"
 st=$?
 cat "$T/wrap.out"
-[ $st -eq 0 ] || sed 's/^/# clockd: /' "$T/log"
+[ $st -eq 0 ] || show_log "$T/log"
 ok $st "jiffies wrap 2^32 -> 0 with jiffies_64 increasing; time_after/_before/after64 order across it"
 stop_daemon TERM
 finish
