@@ -40,8 +40,8 @@ ok() {
 }
 
 # start_daemon LOG [-o KEY=VALUE]...: start clockd on $CLOCKD_SHM (and
-# $tick_prio), wait until it is live (10 s). Returns non-zero (and shows its log) if not,
-# the daemon killed. Its output goes to LOG alone: a daemon holding the
+# $tick_prio), wait until it is live (10 s). Returns non-zero (and shows
+# its log) if not, the daemon killed. Its output goes to LOG alone: a daemon holding the
 # test's stdout would keep the TAP driver waiting after the test ended.
 start_daemon() {
 	log=$1
