@@ -1,2 +1,31 @@
 dist_man_MANS += man/clockd.8 man/clockd.conf.5 man/clockctl.1 man/libclockd.3 \
-	man/clockd_add_timer.3 man/clockd_timer_create.3 man/libclockd-preload.8
+	man/clockd_add_timer.3 man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
+	man/libclockd-preload.8
+
+# "man clockd_ndelay": each function a section-3 page names in its NAME
+# section gets, at install, a page of its own name holding only
+# ".so man3/PAGE.3" (man-pages(7)), PAGE being its group's page.
+man3_group_pages = man/libclockd.3 man/clockd_add_timer.3 \
+	man/clockd_timer_create.3 man/clockd_clock_nanosleep.3
+EXTRA_DIST += man/names.sh
+
+install-data-local: install-man3-links
+uninstall-local: uninstall-man3-links
+.PHONY: install-man3-links uninstall-man3-links
+
+install-man3-links:
+	@$(NORMAL_INSTALL)
+	$(MKDIR_P) '$(DESTDIR)$(man3dir)'
+	@(cd '$(srcdir)' && $(SHELL) man/names.sh -l $(man3_group_pages)) | \
+	while read -r n b; do \
+	  echo " $(DESTDIR)$(man3dir)/$$n.3: .so man3/$$b"; \
+	  echo ".so man3/$$b" >"$(DESTDIR)$(man3dir)/$$n.3" || exit 1; \
+	done
+
+uninstall-man3-links:
+	@$(NORMAL_UNINSTALL)
+	@(cd '$(srcdir)' && $(SHELL) man/names.sh -l $(man3_group_pages)) | \
+	while read -r n b; do \
+	  echo " rm -f '$(DESTDIR)$(man3dir)/$$n.3'"; \
+	  rm -f "$(DESTDIR)$(man3dir)/$$n.3"; \
+	done

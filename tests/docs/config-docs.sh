@@ -217,6 +217,20 @@ extra=$(comm -23 "$tmp/man3-functions" "$tmp/symbols" |
 	while read -r f; do grep -q "^static inline .*[ *]$f(" "$header" || printf '%s ' "$f"; done)
 check "libclockd.3 declares no function the library lacks${extra:+ (has: $extra)}" test -z "$extra"
 
+# --- Section 3: one page per function group ------------------------------------
+# Every exported function is named in the NAME section of exactly one page
+# of man/ (make install gives it a ".so" page of its own name pointing
+# there: man/names.sh), and such a page names no other function; it may
+# name itself (libclockd).
+sh "$top_srcdir/man/names.sh" "$top_srcdir"/man/*.3 | sort >"$tmp/named"
+for p in "$top_srcdir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
+unnamed=$(comm -23 "$tmp/symbols" "$tmp/named" | tr '\n' ' ')
+check "every exported function is named by a section-3 page${unnamed:+ (not: $unnamed)}" test -z "$unnamed"
+twice=$(uniq -d "$tmp/named" | tr '\n' ' ')
+check "no function is named by two section-3 pages${twice:+ (twice: $twice)}" test -z "$twice"
+extra=$(sort -u "$tmp/named" | comm -13 "$tmp/symbols" - | comm -23 - "$tmp/pages" | tr '\n' ' ')
+check "the section-3 pages name no function the library lacks${extra:+ (has: $extra)}" test -z "$extra"
+
 # --- libclockd.3: the example --------------------------------------------------
 # Compiled with the project's compiler through libtool, linked to the built
 # library, then run with no page (fails, exit 1), with the fallback

@@ -6,8 +6,9 @@
 # installed units pass `systemd-analyze verify` with no message and
 # clockd.service's `systemd-analyze security --offline=true` exposure is at
 # most 2.5; systemd-sysusers and systemd-tmpfiles accept the installed
-# files (in a scratch root); the completion completes verbs; make
-# uninstall removes all but the edited configuration.
+# files (in a scratch root); the completion completes verbs; "man F"
+# works for every library function F; make uninstall removes all but the
+# edited configuration.
 . "$top_srcdir/tests/service/lib.sh"
 
 dest=$tmp/dest
@@ -34,6 +35,23 @@ for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
 done
 [ -z "$missing" ]
 ok $? "every file is in place (missing:${missing:- none})"
+# "man FUNCTION" for every function a section-3 page names (man/names.sh):
+# its page is a ".so" line that brings up its group's page.
+(cd "$top_srcdir" && sh man/names.sh -l man/*.3) >"$tmp/man-links"
+if [ ! -s "$tmp/man-links" ]; then
+	ok 1 "man/names.sh lists the functions of the section-3 pages"
+elif command -v man >/dev/null 2>&1; then
+	bad=
+	while read -r name page; do
+		title=$(echo "${page%.3}" | tr a-z A-Z)
+		MANWIDTH=80 man -M "$dest$mandir" -P cat 3 "$name" 2>/dev/null | head -n 1 |
+			grep -q "^$title(3)" || bad="$bad $name"
+	done <"$tmp/man-links"
+	[ -z "$bad" ]
+	ok $? "man FUNCTION shows its group's page for $(wc -l <"$tmp/man-links") functions (not:${bad:- none})"
+else
+	skip "man is not installed"
+fi
 grep -qx "ExecStart=$sbindir/clockd -o user=clockd -o group=clockd" "$dest$unitdir/clockd.service"
 ok $? "clockd.service starts the installed daemon ($sbindir/clockd)"
 ! grep -q '@[a-z_]*@' "$dest$unitdir/clockd.service"
