@@ -26,6 +26,12 @@ struct clocksource_ops {
 	 * the next configured source. Stalls, backward and forward jumps are
 	 * detected by the timekeeper, against the kernel's clock. */
 	uint64_t (*read)(struct clocksource *cs);
+	/* Optional, for a counter clients may read (vclock_mode not NONE):
+	 * the counter read from any thread of the daemon, as a client reads
+	 * it, touching no driver state (the timekeeper's in-process clock,
+	 * tk_clock_ns). False when it cannot be read now. Valid from init
+	 * until fini, which comes after every reader stopped. */
+	bool (*read_shared)(const struct clocksource *cs, uint64_t *c);
 	/* Optional: a better estimate of the rate, when one is due. Returns
 	 * true and sets *freq_hz when the estimate changed. */
 	bool (*refine)(struct clocksource *cs, uint64_t now, uint64_t *freq_hz);

@@ -121,6 +121,12 @@ static uint64_t hpet_read(struct clocksource *cs)
 	return hpet_reg(cs->priv, HPET_COUNTER);
 }
 
+static bool hpet_read_shared(const struct clocksource *cs, uint64_t *c)
+{
+	*c = hpet_reg(cs->priv, HPET_COUNTER);
+	return true;
+}
+
 static void hpet_fini(struct clocksource *cs)
 {
 	if (cs->priv)
@@ -133,5 +139,6 @@ const struct clocksource_ops clocksource_hpet = {
 	.descr = "the HPET main counter (hpet_device), mapped read-only by clients",
 	.init = hpet_init,
 	.read = hpet_read,
+	.read_shared = hpet_read_shared,
 	.fini = hpet_fini,
 };

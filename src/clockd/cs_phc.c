@@ -227,6 +227,18 @@ static uint64_t phc_read(struct clocksource *cs)
 	return st->last;
 }
 
+/* The clock id only: st->last is the tick thread's. */
+static bool phc_read_shared(const struct clocksource *cs, uint64_t *c)
+{
+	const struct phc_state *st = cs->priv;
+	struct timespec ts;
+
+	if (clock_gettime(st->clk, &ts) != 0)
+		return false;
+	*c = (uint64_t)ts_to_ns(&ts);
+	return true;
+}
+
 static void phc_fini(struct clocksource *cs)
 {
 	struct phc_state *st = cs->priv;
@@ -243,5 +255,6 @@ const struct clocksource_ops clocksource_phc = {
 	.descr = "a PTP hardware clock (phc_device) as a dynamic POSIX clock, opened by clients",
 	.init = phc_init,
 	.read = phc_read,
+	.read_shared = phc_read_shared,
 	.fini = phc_fini,
 };

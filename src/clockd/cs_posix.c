@@ -54,9 +54,20 @@ static uint64_t posix_read(struct clocksource *cs)
 	return (uint64_t)ts_to_ns(&ts);
 }
 
+static bool posix_read_shared(const struct clocksource *cs, uint64_t *c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(cs->vclock_clockid, &ts) != 0)
+		return false;
+	*c = (uint64_t)ts_to_ns(&ts);
+	return true;
+}
+
 const struct clocksource_ops clocksource_posix = {
 	.name = "posix",
 	.descr = "a kernel clock (posix_clock), read by clients through the vDSO",
 	.init = posix_init,
 	.read = posix_read,
+	.read_shared = posix_read_shared,
 };

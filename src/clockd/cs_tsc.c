@@ -92,6 +92,13 @@ static uint64_t tsc_read(struct clocksource *cs)
 	return rdtsc_ordered();
 }
 
+static bool tsc_read_shared(const struct clocksource *cs, uint64_t *c)
+{
+	(void)cs;
+	*c = rdtsc_ordered();
+	return true;
+}
+
 static bool tsc_refine(struct clocksource *cs, uint64_t now, uint64_t *freq_hz)
 {
 	struct tsc_state *st = cs->priv;
@@ -120,6 +127,7 @@ const struct clocksource_ops clocksource_tsc = {
 	.descr = "x86 invariant TSC, read by clients with lfence;rdtsc",
 	.init = tsc_init,
 	.read = tsc_read,
+	.read_shared = tsc_read_shared,
 	.refine = tsc_refine,
 	.fini = tsc_fini,
 };

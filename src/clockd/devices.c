@@ -7,19 +7,11 @@
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
-/* Copy entry @i to the page under dev_seq (odd while writing). */
+/* Copy entry @i to the page (once attached). */
 static void dev_publish(struct devices *dv, unsigned i)
 {
-	struct clockd_page *pg = dv->pg;
-	uint32_t s;
-
-	if (!pg)
-		return;
-	s = __atomic_load_n(&pg->dev_seq, __ATOMIC_RELAXED);
-	__atomic_store_n(&pg->dev_seq, s + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(&pg->devices[i], &dv->tab[i], sizeof(pg->devices[i]));
-	__atomic_store_n(&pg->dev_seq, s + 2, __ATOMIC_RELEASE);
+	if (dv->pf)
+		pagefile_set_device(dv->pf, i, &dv->tab[i]);
 }
 
 static void dev_set(struct devices *dv, unsigned i, uint32_t state, uint32_t fault)
@@ -49,8 +41,8 @@ static void dev_entry(struct devices *dv, unsigned i, uint32_t role, const char 
 static void set_flag_fault(struct devices *dv)
 {
 	dv->faulted = true;
-	if (dv->pg)
-		__atomic_or_fetch(&dv->pg->flags, CLOCKD_PAGE_FAULT, __ATOMIC_RELEASE);
+	if (dv->pf)
+		pagefile_flags_set(dv->pf, CLOCKD_PAGE_FAULT);
 }
 
 /* Build the two lists from the config; -1 on a name with no driver. */
@@ -171,14 +163,12 @@ void devices_reference_fault(struct devices *dv, uint32_t fault)
 		  fault == CLOCKD_FAULT_GONE ? "gone: the device disappeared" : "device errors");
 }
 
-void devices_attach(struct devices *dv, struct clockd_page *pg)
+void devices_attach(struct devices *dv, struct pagefile *pf)
 {
-	dv->pg = pg;
-	__atomic_store_n(&pg->ndevices, devices_count(dv), __ATOMIC_RELAXED);
+	dv->pf = pf;
+	pagefile_set_ndevices(pf, devices_count(dv));
 	for (unsigned i = 0; i < devices_count(dv); i++)
 		dev_publish(dv, i);
-	for (unsigned i = devices_count(dv); i < CLOCKD_PAGE_MAX_DEVICES; i++)
-		memset(&pg->devices[i], 0, sizeof(pg->devices[i]));
 }
 
 struct clocksource *devices_source(struct devices *dv)

@@ -20,12 +20,13 @@
 
 #include <clockd/page.h>
 #include "clockd/clocksource.h"
+#include "clockd/pagefile.h"
 #include "clockd/tick.h"
 #include "shared/config.h"
 
 struct devices {
 	const struct clockd_config *cfg;
-	struct clockd_page *pg; /* NULL until devices_attach */
+	struct pagefile *pf;    /* NULL until devices_attach */
 	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES]; /* sources, then ticks */
 	unsigned nsrc, ntick;
 	int ref;                /* the reference's entry, -1: none */
@@ -41,7 +42,7 @@ struct devices {
  * wait on standby. 0, or -1 after logging why (each device's reason). */
 int devices_open(struct devices *dv, const struct clockd_config *cfg);
 /* Publish the table on the page (from then on kept there). */
-void devices_attach(struct devices *dv, struct clockd_page *pg);
+void devices_attach(struct devices *dv, struct pagefile *pf);
 void devices_close(struct devices *dv);
 
 struct clocksource *devices_source(struct devices *dv);

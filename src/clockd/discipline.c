@@ -23,9 +23,9 @@
 static void set_synced(struct discipline *d, bool on)
 {
 	if (on)
-		__atomic_or_fetch(&d->pg->flags, CLOCKD_PAGE_SYNCED, __ATOMIC_RELEASE);
+		pagefile_flags_set(d->pf, CLOCKD_PAGE_SYNCED);
 	else
-		__atomic_and_fetch(&d->pg->flags, ~CLOCKD_PAGE_SYNCED, __ATOMIC_RELEASE);
+		pagefile_flags_clear(d->pf, CLOCKD_PAGE_SYNCED);
 }
 
 static void set_state(struct discipline *d, uint32_t s)
@@ -46,12 +46,12 @@ static void set_state(struct discipline *d, uint32_t s)
 	set_synced(d, s == CLOCKD_DISC_LOCKED);
 }
 
-void discipline_init(struct discipline *d, struct timekeeper *tk, struct clockd_page *pg,
+void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefile *pf,
 		     const struct reference *ref, const struct clockd_config *cfg)
 {
 	memset(d, 0, sizeof(*d));
 	d->tk = tk;
-	d->pg = pg;
+	d->pf = pf;
 	d->ref_name = ref->name;
 	tk->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
 	if (!ref->name)

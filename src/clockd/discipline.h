@@ -43,7 +43,7 @@
 
 struct discipline {
 	struct timekeeper *tk;
-	struct clockd_page *pg;
+	struct pagefile *pf;
 	const char *ref_name;
 	bool pps;                 /* events mark whole seconds */
 	int64_t step_ns, restep_ns, max_ppb;
@@ -65,7 +65,7 @@ struct discipline {
 	bool clamp_logged, beyond_logged;
 };
 
-void discipline_init(struct discipline *d, struct timekeeper *tk, struct clockd_page *pg,
+void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefile *pf,
 		     const struct reference *ref, const struct clockd_config *cfg);
 /* A reference event: measure, fit, steer. Tick thread. */
 void discipline_event(struct discipline *d, const struct ref_event *ev);

@@ -21,9 +21,9 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/sim.c
 src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
-# The daemon reads its own clocks through libclockd, as its clients do
-# (the timer bases' ns timers).
-src_clockd_clockd_LDADD = src/shared/libshared.la src/libclockd/libclockd.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
+# The daemon never links the client library: its timer bases read the
+# timekeeper's in-process clock (tests/layers/deps.sh checks it).
+src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
 # tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
 # left out of the tick table.
 if HAVE_LIBGPIOD

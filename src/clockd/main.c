@@ -24,7 +24,6 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
-#include <clockd/clockd.h>
 
 #include "clockd/ctlserver.h"
 #include "clockd/devices.h"
@@ -162,21 +161,21 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	struct clockd *cd = arg;
 	uint64_t u = __atomic_load_n(&cd->tk.updates, __ATOMIC_RELAXED);
 	int64_t now = kclock_ns(CLOCK_MONOTONIC);
-	uint32_t alarm = __atomic_load_n(&cd->pf.pg->alarm, __ATOMIC_RELAXED);
 
 	if (u != cd->watch_updates) {
 		cd->watch_updates = u;
 		cd->watch_progress_ns = now;
-		if (alarm & CLOCKD_ALARM_TICK_STOPPED) {
-			__atomic_store_n(&cd->pf.pg->alarm, alarm & ~CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
+		/* Atomic read-modify-write: the tick thread sets and clears
+		 * the source bit of the same word meanwhile. */
+		if (pagefile_alarm_clear(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED) {
 			log_notice("tick: ticking again; alarm cleared");
 			notify_status(cd, "live");
 		}
 		watchdog_ping(cd, now);
 		return;
 	}
-	if (!(alarm & CLOCKD_ALARM_TICK_STOPPED) && now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns) {
-		__atomic_store_n(&cd->pf.pg->alarm, alarm | CLOCKD_ALARM_TICK_STOPPED, __ATOMIC_RELEASE);
+	if (now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns &&
+	    !(pagefile_alarm_raise(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED)) {
 		log_warnx("tick: no update for %lld ms; alarm raised, readers get ESTALE",
 			  (long long)((now - cd->watch_progress_ns) / 1000000));
 		notify_status(cd, "tick stalled");
@@ -607,14 +606,27 @@ static int timer_cpu_mask(const struct clockd_config *cfg, uint64_t *out)
 	return 0;
 }
 
+/* The timekeeper's in-process clock, as the timer bases take it. */
+static int bases_now_ns(void *tk, bool realtime, uint64_t *ns)
+{
+	return tk_clock_ns(tk, realtime, ns);
+}
+
+static uint64_t bases_jiffies(void *tk)
+{
+	return tk_clock_jiffies(tk);
+}
+
 /*
  * The timer bases and the control socket, once the page is live: the
- * bases read the clockd clocks through libclockd, like their clients.
+ * bases read the clockd clocks from the timekeeper's page in-process, as
+ * their clients read them.
  */
 static void timers_start(struct clockd *cd)
 {
 	const struct clockd_config *cfg = &cd->cfg;
 	struct tb_params tp = {
+		.clock = { .now_ns = bases_now_ns, .jiffies = bases_jiffies, .ctx = &cd->tk },
 		.priority = (int)cfg->timer_priority,
 		.hz = cfg->hz,
 		.ring_slots = cfg->timer_ring_slots,
@@ -632,9 +644,6 @@ static void timers_start(struct clockd *cd)
 	};
 	char cpus[256];
 
-	if (setenv("CLOCKD_SHM", cfg->page, 1) < 0)
-		fatal("setenv CLOCKD_SHM");
-	clockd_set_fallback(1);
 	if (timer_cpu_mask(cfg, &tp.cpu_mask) < 0)
 		fatalx("timer_cpus %s: cannot start the timer bases", cfg->timer_cpus);
 	if (timer_bases_start(&cd->tb, &tp) < 0)
@@ -708,10 +717,10 @@ int main(int argc, char **argv)
 	if (pagefile_open(&cd.pf, cd.cfg.page) < 0 ||
 	    pagefile_set_access(&cd.pf, (mode_t)strtoul(cd.cfg.page_mode, NULL, 8), cd.page_gid) < 0)
 		fatalx("%s: cannot use the time page", cd.cfg.page);
-	devices_attach(&cd.dv, cd.pf.pg);
+	devices_attach(&cd.dv, &cd.pf);
 	if (tk_init(&cd.tk, &cd.pf, cs, &cd.cfg, td->ops->name, td->self_paced) < 0)
 		fatalx("timekeeper set-up failed");
-	discipline_init(&cd.disc, &cd.tk, cd.pf.pg, &cd.ref, &cd.cfg);
+	discipline_init(&cd.disc, &cd.tk, &cd.pf, &cd.ref, &cd.cfg);
 	control_socket_open(&cd);
 	drop_privileges(&cd);
 	watchdog_setup(&cd);

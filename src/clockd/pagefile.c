@@ -256,3 +256,128 @@ void pagefile_close(struct pagefile *pf)
 	pf->pg = NULL;
 	pf->fd = -1;
 }
+
+void pagefile_publish(struct pagefile *pf, const struct clockd_page_data *d, const void *tag)
+{
+	struct clockd_page_data *copy;
+	uint32_t seq;
+
+	/* Readers go to the other copy while we rewrite this one ... */
+	copy = latch_write_begin(pf->pg, &seq);
+	latch_store_data(copy, d);
+	STORE_RELAXED(&pf->tag[copy - pf->pg->data], tag);
+	/* ... then back to it (the release in latch_write_begin publishes the
+	 * stores above), while we bring the other copy up to date. */
+	copy = latch_write_begin(pf->pg, &seq);
+	latch_store_data(copy, d);
+	STORE_RELAXED(&pf->tag[copy - pf->pg->data], tag);
+}
+
+const struct clockd_page_data *pagefile_read_begin(const struct pagefile *pf, uint32_t *seq, const void **tag)
+{
+	const struct clockd_page_data *copy = latch_read_begin(pf->pg, seq);
+
+	*tag = LOAD_RELAXED(&pf->tag[copy - pf->pg->data]);
+	return copy;
+}
+
+bool pagefile_read_retry(const struct pagefile *pf, uint32_t seq)
+{
+	return latch_read_retry(pf->pg, seq);
+}
+
+/* A NUL-terminated copy of @s into the field @dst of @size bytes, one
+ * relaxed atomic store a byte (readers copy these while we run). */
+static void store_name(char *dst, size_t size, const char *s)
+{
+	size_t n = s ? strnlen(s, size - 1) : 0;
+
+	for (size_t i = 0; i < size; i++)
+		STORE_RELAXED(&dst[i], i < n ? s[i] : '\0');
+}
+
+void pagefile_set_epoch(struct pagefile *pf, uint64_t generation, uint64_t initial_jiffies)
+{
+	STORE_RELAXED(&pf->pg->generation, generation);
+	STORE_RELAXED(&pf->pg->initial_jiffies, initial_jiffies);
+	for (size_t i = 0; i < sizeof(pf->boot_id); i++)
+		STORE_RELAXED(&pf->pg->boot_id[i], pf->boot_id[i]);
+	STORE_RELAXED(&pf->pg->pid, (uint32_t)getpid());
+}
+
+void pagefile_set_rate(struct pagefile *pf, uint32_t hz, uint32_t tick_ns, uint64_t stale_ns)
+{
+	STORE_RELAXED(&pf->pg->hz, hz);
+	STORE_RELAXED(&pf->pg->tick_ns, tick_ns);
+	STORE_RELAXED(&pf->pg->stale_ns, stale_ns);
+}
+
+void pagefile_set_start(struct pagefile *pf, int64_t start_mono_ns)
+{
+	STORE_RELAXED(&pf->pg->start_mono_ns, start_mono_ns);
+}
+
+void pagefile_set_jiffies_epoch(struct pagefile *pf, uint64_t jiffies_base, int64_t epoch_ns)
+{
+	STORE_RELAXED(&pf->pg->jiffies_base, jiffies_base);
+	STORE_RELAXED(&pf->pg->jiffies_epoch_ns, epoch_ns);
+}
+
+void pagefile_set_source(struct pagefile *pf, const char *name, const char *vclock_path)
+{
+	store_name(pf->pg->source, sizeof(pf->pg->source), name);
+	store_name(pf->pg->vclock_path, sizeof(pf->pg->vclock_path), vclock_path);
+}
+
+void pagefile_set_tick(struct pagefile *pf, const char *name)
+{
+	store_name(pf->pg->tick, sizeof(pf->pg->tick), name);
+}
+
+uint32_t pagefile_alarm_raise(struct pagefile *pf, uint32_t bits)
+{
+	return __atomic_fetch_or(&pf->pg->alarm, bits, __ATOMIC_RELEASE);
+}
+
+uint32_t pagefile_alarm_clear(struct pagefile *pf, uint32_t bits)
+{
+	return __atomic_fetch_and(&pf->pg->alarm, ~bits, __ATOMIC_RELEASE);
+}
+
+uint32_t pagefile_alarm(const struct pagefile *pf)
+{
+	return __atomic_load_n(&pf->pg->alarm, __ATOMIC_ACQUIRE);
+}
+
+uint32_t pagefile_flags_set(struct pagefile *pf, uint32_t bits)
+{
+	return __atomic_fetch_or(&pf->pg->flags, bits, __ATOMIC_RELEASE);
+}
+
+uint32_t pagefile_flags_clear(struct pagefile *pf, uint32_t bits)
+{
+	return __atomic_fetch_and(&pf->pg->flags, ~bits, __ATOMIC_RELEASE);
+}
+
+void pagefile_set_ndevices(struct pagefile *pf, unsigned n)
+{
+	static const struct clockd_page_device none;
+
+	if (n > CLOCKD_PAGE_MAX_DEVICES)
+		n = CLOCKD_PAGE_MAX_DEVICES;
+	STORE_RELAXED(&pf->pg->ndevices, n);
+	for (unsigned i = n; i < CLOCKD_PAGE_MAX_DEVICES; i++)
+		pagefile_set_device(pf, i, &none);
+}
+
+void pagefile_set_device(struct pagefile *pf, unsigned i, const struct clockd_page_device *e)
+{
+	uint32_t s;
+
+	_Static_assert(sizeof(*e) % 8 == 0, "device entries are copied in 64-bit words");
+	if (i >= CLOCKD_PAGE_MAX_DEVICES)
+		return;
+	s = seqcount_write_begin(&pf->pg->dev_seq);
+	latch_store_words(&pf->pg->devices[i], e, sizeof(*e) / 8);
+	seqcount_write_end(&pf->pg->dev_seq, s);
+}

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <clockd/clockd.h>
 #include "clockd/tb_internal.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -75,16 +74,11 @@ struct tb_slot *tb_slot_get(struct tb_cc *cc, uint32_t id, bool alloc)
 	return chunk ? &chunk[id % TB_CHUNK_SLOTS] : NULL;
 }
 
-/* Read CLOCKD_MONOTONIC or CLOCKD_REALTIME in ns (times before 1970 read
- * as 0: no deadline is before it). */
-static int clock_now(unsigned kind, uint64_t *now)
+/* Read CLOCKD_MONOTONIC or CLOCKD_REALTIME in ns, through the clock the
+ * bases were given (tb_params.clock). */
+static int clock_now(const struct timer_bases *tb, unsigned kind, uint64_t *now)
 {
-	struct timespec ts;
-
-	if (clockd_clock_gettime(kind == TB_REAL ? CLOCKD_REALTIME : CLOCKD_MONOTONIC, &ts) != 0)
-		return -errno;
-	*now = ts.tv_sec < 0 ? 0 : (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	return 0;
+	return tb->p.clock.now_ns(tb->p.clock.ctx, kind == TB_REAL, now);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -177,7 +171,7 @@ static unsigned kind_of_clock(uint8_t clock)
 
 /* The absolute expiry of an ARM: relative ones count from now on their
  * clock (the page's jiffies_64, or the clockd clock). */
-static int arm_expiry(const struct timerrec *t, unsigned kind, uint64_t *exp)
+static int arm_expiry(const struct timer_bases *tb, const struct timerrec *t, unsigned kind, uint64_t *exp)
 {
 	uint64_t now;
 	int r;
@@ -187,9 +181,9 @@ static int arm_expiry(const struct timerrec *t, unsigned kind, uint64_t *exp)
 		return 0;
 	}
 	if (kind == TB_JIFFIES) {
-		now = clockd_get_jiffies_64();
+		now = tb->p.clock.jiffies(tb->p.clock.ctx);
 	} else {
-		r = clock_now(kind, &now);
+		r = clock_now(tb, kind, &now);
 		if (r < 0)
 			return r;
 	}
@@ -214,7 +208,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	}
 	slot_stop(cc, s);
 	tb_backlog_void(cc, s);
-	r = arm_expiry(t, kind, &exp);
+	r = arm_expiry(cc->base->tb, t, kind, &exp);
 	if (r < 0) {
 		tb_deliver_error(cc, t->timer_id, t->gen, -r);
 		return;
@@ -373,7 +367,7 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 
 	uint64_t lead = b->tb->p.lead_ns;
 
-	if (hrheap_count(h) == 0 || clock_now(kind, &now) < 0)
+	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
 		return;
 	/* Expired @lead early: the client waits out the rest on the clock
 	 * itself before it notifies (timerrec.h), so the hand-over to it
@@ -421,7 +415,7 @@ uint64_t tb_ns_deadline(struct tb_base *b, bool *err)
 
 		if (!node)
 			continue;
-		if (clock_now(kinds[i], &now) < 0) {
+		if (clock_now(b->tb, kinds[i], &now) < 0) {
 			*err = true;
 			continue;
 		}

@@ -124,7 +124,7 @@ static void ticker_source_fault(struct ticker *t)
 
 	if (next && tk_switch_source(t->tk, next) == 0)
 		return;
-	__atomic_or_fetch(&t->pf->pg->alarm, CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
+	pagefile_alarm_raise(t->pf, CLOCKD_ALARM_SOURCE);
 }
 
 /* With the alarm raised for a source no other took over: once it has
@@ -135,7 +135,7 @@ static bool ticker_source_probe(struct ticker *t)
 	if (!tk_probe_source(t->tk) || tk_switch_source(t->tk, t->tk->cs) < 0)
 		return false;
 	devices_source_recovered(t->dv, t->tk->probe_good_ns);
-	__atomic_and_fetch(&t->pf->pg->alarm, ~CLOCKD_ALARM_SOURCE, __ATOMIC_RELEASE);
+	pagefile_alarm_clear(t->pf, CLOCKD_ALARM_SOURCE);
 	return true;
 }
 
@@ -173,7 +173,7 @@ static void ticker_export(struct ticker *t, bool event)
 		return;
 	t->last_export_ns = t->tk->kernel_mono_ns;
 	tk_real_pair(t->tk, &clockd_ns, &system_ns);
-	valid = __atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) == 0;
+	valid = pagefile_alarm(t->pf) == 0;
 	export_sample(t->ex, clockd_ns, system_ns, valid);
 }
 
@@ -237,7 +237,7 @@ static void ticker_loop(struct ticker *t)
 		if (tk_update(t->tk, n)) {
 			ticker_timers(t);
 			ticker_export(t, ticker_discipline(t));
-		} else if (!(__atomic_load_n(&t->pf->pg->alarm, __ATOMIC_RELAXED) & CLOCKD_ALARM_SOURCE)) {
+		} else if (!(pagefile_alarm(t->pf) & CLOCKD_ALARM_SOURCE)) {
 			ticker_source_fault(t);
 			ticker_timers(t);
 		} else if (ticker_source_probe(t)) {
@@ -280,7 +280,7 @@ static void *ticker_main(void *arg)
 		return NULL;
 	}
 	if (t->dv->faulted)
-		__atomic_or_fetch(&t->pf->pg->flags, CLOCKD_PAGE_FAULT, __ATOMIC_RELEASE);
+		pagefile_flags_set(t->pf, CLOCKD_PAGE_FAULT);
 	tk_update(t->tk, 0);
 	t->real_offset_ns = ticker_real_offset(t->tk);
 	sem_post(&t->ready);

@@ -4,6 +4,7 @@
 
 #include "clockd/timekeeper.h"
 #include "shared/latch.h"
+#include "shared/pagetime.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
@@ -166,11 +167,7 @@ static int tk_use_source(struct timekeeper *tk, struct clocksource *cs)
 	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
 	tk->still_ns = 0;
 	tk->fault = CLOCKD_FAULT_NONE;
-	memset(tk->pg->source, 0, sizeof(tk->pg->source));
-	strncpy(tk->pg->source, cs->ops->name, sizeof(tk->pg->source) - 1);
-	_Static_assert(sizeof(tk->pg->vclock_path) == sizeof(cs->vclock_path), "vclock_path");
-	memcpy(tk->pg->vclock_path, cs->vclock_path, sizeof(tk->pg->vclock_path));
-	tk->pg->vclock_path[sizeof(tk->pg->vclock_path) - 1] = '\0';
+	pagefile_set_source(tk->pf, cs->ops->name, cs->vclock_path);
 	return 0;
 }
 
@@ -274,7 +271,7 @@ static void tk_publish(struct timekeeper *tk)
 		.disc_state = tk->track.state,
 	};
 
-	latch_publish(tk->pg, &d);
+	pagefile_publish(tk->pf, &d, tk->cs);
 }
 
 static void tk_compute_jiffies(struct timekeeper *tk)
@@ -294,9 +291,9 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 	/* The kernel's realtime at the counter read. */
 	base_set_ns(tk, &tk->real, tk->kernel_mono_ns + tk->kernel_wall_ns);
 	base_set_ns(tk, &tk->raw, tk->kernel_raw_ns);
-	tk->pg->initial_jiffies = initial_jiffies_for(tk->hz, cfg->jiffies_wrap_after);
-	tk->jiffies_base = tk->pg->initial_jiffies;
-	tk->pg->generation = 1;
+	uint64_t generation = 1, initial = initial_jiffies_for(tk->hz, cfg->jiffies_wrap_after);
+
+	tk->jiffies_base = initial;
 	if (pf->reused) {
 		const struct clockd_page_data *p = &pf->prev;
 		int64_t old_mono = p->mono_sec * (int64_t)NSEC_PER_SEC + (int64_t)(p->mono_snsec >> p->shift);
@@ -312,8 +309,8 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 		gap += (gap < (int64_t)old->stale_ns ? gap : (int64_t)old->stale_ns) / 1000 + 1000;
 		mono = old_mono + gap;
 		base_set_ns(tk, &tk->raw, old_raw + gap);
-		tk->pg->generation = old->generation + 1;
-		tk->pg->initial_jiffies = old->initial_jiffies;
+		generation = old->generation + 1;
+		initial = old->initial_jiffies;
 		if (old->hz == tk->hz && pf->same_boot) {
 			tk->jiffies_base = old->jiffies_base;
 			tk->jiffies_epoch_ns = old->jiffies_epoch_ns;
@@ -328,15 +325,14 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 		tk->jiffies_epoch_ns = mono;
 	}
 	base_set_ns(tk, &tk->mono, mono);
+	pagefile_set_epoch(pf, generation, initial);
 }
 
 int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	    const struct clockd_config *cfg, const char *tick_name, bool counted)
 {
-	struct clockd_page *pg = pf->pg;
-
 	memset(tk, 0, sizeof(*tk));
-	tk->pg = pg;
+	tk->pf = pf;
 	tk->hz = cfg->hz;
 	tk->counted = counted;
 	tk->stale_ns = (uint64_t)cfg->stale_after_ms * 1000000;
@@ -368,16 +364,10 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 		tk->jiffies = tk->jiffies_base;
 	}
 
-	pg->hz = tk->hz;
-	pg->tick_ns = tick_period_ns_ceil(tk->hz);
-	pg->stale_ns = tk->stale_ns;
-	pg->start_mono_ns = tk_mono_ns(tk);
-	pg->jiffies_base = tk->jiffies_base;
-	pg->jiffies_epoch_ns = tk->jiffies_epoch_ns;
-	memcpy(pg->boot_id, pf->boot_id, sizeof(pg->boot_id));
-	memset(pg->tick, 0, sizeof(pg->tick));
-	strncpy(pg->tick, tick_name, sizeof(pg->tick) - 1);
-	pg->pid = (uint32_t)getpid();
+	pagefile_set_rate(pf, tk->hz, tick_period_ns_ceil(tk->hz), tk->stale_ns);
+	pagefile_set_start(pf, tk_mono_ns(tk));
+	pagefile_set_jiffies_epoch(pf, tk->jiffies_base, tk->jiffies_epoch_ns);
+	pagefile_set_tick(pf, tick_name);
 	tk_publish(tk);
 	return 0;
 }
@@ -550,12 +540,10 @@ void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted)
 		/* Time-driven jiffies from here: tick 0 is now. */
 		tk->jiffies_base = tk->jiffies;
 		tk->jiffies_epoch_ns = tk_mono_ns(tk);
-		tk->pg->jiffies_base = tk->jiffies_base;
-		tk->pg->jiffies_epoch_ns = tk->jiffies_epoch_ns;
+		pagefile_set_jiffies_epoch(tk->pf, tk->jiffies_base, tk->jiffies_epoch_ns);
 	}
 	tk->counted = counted;
-	memset(tk->pg->tick, 0, sizeof(tk->pg->tick));
-	strncpy(tk->pg->tick, tick_name, sizeof(tk->pg->tick) - 1);
+	pagefile_set_tick(tk->pf, tick_name);
 }
 
 int64_t tk_next_tick_deadline(const struct timekeeper *tk)
@@ -566,4 +554,64 @@ int64_t tk_next_tick_deadline(const struct timekeeper *tk)
 	/* clockd and kernel monotonic run at nearly the same rate; a wake-up
 	 * a hair early just publishes the same tick and re-arms. */
 	return tk->kernel_mono_ns + (target - tk_mono_ns(tk));
+}
+
+/* ns since the epoch of @c at @cycles, in 128 bits: no stale limit (the
+ * daemon lives), a counter read behind cycle_last is no time passed. */
+static int64_t conv_ns(const struct page_conv *c, uint64_t cycles)
+{
+	uint64_t delta = (cycles - c->cycle_last) & c->mask;
+	unsigned __int128 snsec;
+
+	if (delta > (c->mask >> 1))
+		delta = 0;
+	snsec = ((unsigned __int128)c->snsec + (unsigned __int128)delta * c->mult) >> (c->shift & 63);
+	return c->sec * (int64_t)NSEC_PER_SEC + (int64_t)snsec;
+}
+
+int tk_clock_ns(const struct timekeeper *tk, bool realtime, uint64_t *ns)
+{
+	const struct pagefile *pf = tk->pf;
+	const struct clockd_page_data *d;
+	const struct clocksource *cs;
+	const void *tag;
+	struct page_conv conv;
+	uint64_t cycles = 0, kmono;
+	uint32_t seq;
+	bool counted;
+	int64_t t;
+
+	do {
+		d = pagefile_read_begin(pf, &seq, &tag);
+		cs = tag;
+		counted = cs && cs->vclock_mode != CLOCKD_VCLOCK_NONE && cs->ops->read_shared &&
+			  cs->ops->read_shared(cs, &cycles);
+		page_conv_load(&conv, d, realtime ? PAGE_REAL : PAGE_MONO);
+		kmono = LOAD_RELAXED(&d->kernel_mono_ns);
+	} while (pagefile_read_retry(pf, seq));
+	if (!cs)
+		return -EAGAIN;
+	if (pagefile_alarm(pf) & CLOCKD_ALARM_SOURCE) {
+		/* The counter is not to be trusted: the last update, plus the
+		 * kernel's time since (as tk_switch_source continues). */
+		int64_t since = kclock_ns(CLOCK_MONOTONIC) - (int64_t)kmono;
+
+		t = conv_ns(&conv, conv.cycle_last) + (since > 0 ? since : 0);
+	} else {
+		t = conv_ns(&conv, counted ? cycles : conv.cycle_last);
+	}
+	*ns = t < 0 ? 0 : (uint64_t)t;
+	return 0;
+}
+
+uint64_t tk_clock_jiffies(const struct timekeeper *tk)
+{
+	const void *tag;
+	uint64_t j;
+	uint32_t seq;
+
+	do
+		j = LOAD_RELAXED(&pagefile_read_begin(tk->pf, &seq, &tag)->jiffies_64);
+	while (pagefile_read_retry(tk->pf, seq));
+	return j;
 }

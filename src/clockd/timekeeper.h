@@ -47,7 +47,7 @@ struct tk_tracking {
 };
 
 struct timekeeper {
-	struct clockd_page *pg;
+	struct pagefile *pf;     /* the page, written through pagefile.h */
 	struct clocksource *cs;
 	uint32_t hz;
 	uint64_t cycle_last;
@@ -127,6 +127,21 @@ int64_t tk_mono_ns(const struct timekeeper *tk);
  * the same update (its CLOCK_MONOTONIC then plus the wall offset followed),
  * ns since the epoch: a pair for the NTP export. */
 void tk_real_pair(const struct timekeeper *tk, int64_t *clockd_real_ns, int64_t *system_real_ns);
+/*
+ * The in-process clock, what the timer bases run on (timerbase.h,
+ * tb_clock): CLOCKD_MONOTONIC (@realtime false) or CLOCKD_REALTIME in ns
+ * since its epoch (before 1970: 0), from the page as published and the
+ * counter read as a client reads it (clocksource read_shared; tick
+ * resolution for a counter clients cannot read). Any thread, never blocks.
+ * While the daemon lives it does not fail: past the page's stale limit it
+ * extrapolates on the counter, and with the source's alarm raised it runs
+ * on the kernel's CLOCK_MONOTONIC from the last update. -EAGAIN only
+ * before the first publication.
+ */
+int tk_clock_ns(const struct timekeeper *tk, bool realtime, uint64_t *ns);
+/* The page's jiffies_64, any thread. */
+uint64_t tk_clock_jiffies(const struct timekeeper *tk);
+
 /* Kernel CLOCK_MONOTONIC deadline of the next tick, ns. */
 int64_t tk_next_tick_deadline(const struct timekeeper *tk);
 

@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <clockd/clockd.h>
 #include "clockd/tb_internal.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -473,16 +472,23 @@ static int check_params(const struct tb_params *p)
 	return check_cpus(p->cpu_mask);
 }
 
-/* The page must be readable: the bases read the clockd clocks. */
-static int page_jiffies(uint64_t *jiffies)
+/* The clock must be readable: the bases run on it. */
+static int page_jiffies(const struct tb_clock *clk, uint64_t *jiffies)
 {
-	struct timespec ts;
+	uint64_t ns;
+	int r;
 
-	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0) {
+	if (!clk->now_ns || !clk->jiffies) {
+		log_warnx("timer bases: no clock to run on");
+		return -1;
+	}
+	r = clk->now_ns(clk->ctx, false, &ns);
+	if (r < 0) {
+		errno = -r;
 		log_warn("timer bases: cannot read CLOCKD_MONOTONIC");
 		return -1;
 	}
-	*jiffies = clockd_get_jiffies_64();
+	*jiffies = clk->jiffies(clk->ctx);
 	return 0;
 }
 
@@ -494,7 +500,7 @@ int timer_bases_start(struct timer_bases **out, const struct tb_params *p)
 	int r = 0;
 
 	*out = NULL;
-	if (check_params(p) < 0 || page_jiffies(&jiffies) < 0)
+	if (check_params(p) < 0 || page_jiffies(&p->clock, &jiffies) < 0)
 		return -1;
 	tb = calloc(1, sizeof(*tb) + n * sizeof(tb->base[0]));
 	if (!tb) {

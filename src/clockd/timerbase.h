@@ -6,7 +6,8 @@
  *   - the jiffies timers, in a wheel (wheel.h), expired when the tick
  *     thread says the page's jiffies_64 reached the wheel's next expiry;
  *   - the ns timers (CLOCKD_MONOTONIC and CLOCKD_REALTIME, read through
- *     libclockd exactly as clients read them), in a heap per clock
+ *     tb_params.clock: the page and the counter, as clients read them),
+ *     in a heap per clock
  *     (hrheap.h), expired by a timerfd on the kernel's CLOCK_MONOTONIC set
  *     from the remaining time on the clockd clock, re-checked at wake-up
  *     and re-armed for what is left, so that no timer runs before its
@@ -36,8 +37,23 @@
 struct timer_bases;
 struct tb_client;
 
+/*
+ * The clocks the bases run on: in the daemon the timekeeper's in-process
+ * clock (tk_clock_ns), in tests a fake. Called from every base thread at
+ * any time; must not block, and should not fail while the daemon lives.
+ */
+struct tb_clock {
+	/* CLOCKD_MONOTONIC (@realtime false) or CLOCKD_REALTIME, ns since
+	 * its epoch (times before 1970 read as 0): 0, or -errno. */
+	int (*now_ns)(void *ctx, bool realtime, uint64_t *ns);
+	/* The page's jiffies_64. */
+	uint64_t (*jiffies)(void *ctx);
+	void *ctx;
+};
+
 /* What a base needs to know from the configuration. */
 struct tb_params {
+	struct tb_clock clock;
 	uint64_t cpu_mask;    /* CPUs to run a base on (bit n: CPU n); within
 			       * the daemon's affinity and < TIMER_SHM_MAX_CPUS */
 	int priority;         /* 0: SCHED_OTHER; 1..99: SCHED_FIFO priority */
@@ -52,7 +68,7 @@ struct tb_params {
  * Start a base thread on every CPU of @p->cpu_mask and wait until each runs
  * pinned (and at its priority). 0, or -1 with every failure logged (a CPU
  * outside the affinity, a priority refused, ...) and nothing left running.
- * Needs the time page live (the bases read the clockd clocks).
+ * Needs @p->clock readable.
  */
 int timer_bases_start(struct timer_bases **out, const struct tb_params *p);
 /* (The thread of CPU n is named "clockd-tb/n": ps, top and the tests

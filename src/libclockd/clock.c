@@ -9,12 +9,11 @@
 
 #include "libclockd/internal.h"
 #include "shared/latch.h"
+#include "shared/pagetime.h"
 #include "shared/tickmath.h"
 #include "shared/tsc.h"
 
 int lib_fallback;
-
-enum fine_clock { FINE_MONO, FINE_REAL, FINE_RAW };
 
 clockid_t lib_kernel_equivalent(clockid_t id)
 {
@@ -74,78 +73,38 @@ static int coarse_nopage(clockid_t id, struct timespec *ts);
  * the vDSO, for any counter mode, the page not yet mapped, a counter behind
  * cycle_last, a stale page. The common case takes FINE_FAST below.
  */
-static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum fine_clock which,
+static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_clock which,
 						    struct timespec *ts)
 {
 	int err = 0;
 	const struct clockd_page *pg = lib_page(&err);
 	const struct clockd_page_data *d;
-	uint64_t cycles, last, mask, maxc, snsec, delta;
-	uint32_t seq, mult, shift, ns;
-	int64_t sec;
+	struct page_conv conv;
+	uint64_t cycles;
+	uint32_t seq, nsec = 0;
+	int64_t sec = 0;
 	bool have_counter;
 
 	if (__builtin_expect(!pg, 0))
 		return lib_read_failed(id, ts, err);
 	do {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		d = &pg->data[seq & 1];
+		d = latch_read_begin(pg, &seq);
 		have_counter = read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid),
 					    &cycles);
-		last = LOAD_RELAXED(&d->cycle_last);
-		mask = LOAD_RELAXED(&d->mask);
-		maxc = LOAD_RELAXED(&d->max_cycles);
-		shift = LOAD_RELAXED(&d->shift);
-		switch (which) {
-		case FINE_MONO:
-			mult = LOAD_RELAXED(&d->mult);
-			sec = LOAD_RELAXED(&d->mono_sec);
-			snsec = LOAD_RELAXED(&d->mono_snsec);
-			break;
-		case FINE_REAL:
-			mult = LOAD_RELAXED(&d->mult);
-			sec = LOAD_RELAXED(&d->real_sec);
-			snsec = LOAD_RELAXED(&d->real_snsec);
-			break;
-		default:
-			mult = LOAD_RELAXED(&d->raw_mult);
-			sec = LOAD_RELAXED(&d->raw_sec);
-			snsec = LOAD_RELAXED(&d->raw_snsec);
-			break;
-		}
-		/* Pairs with the writer's release fence (shared/latch.h). */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+		page_conv_load(&conv, d, which);
+	} while (__builtin_expect(latch_read_retry(pg, seq), 0));
 
 	/* A CPU that cannot read the daemon's counter gets the same clock at
 	 * the last tick: tick resolution. */
 	if (__builtin_expect(!have_counter, 0))
-		cycles = last;
-	delta = (cycles - last) & mask;
-	if (__builtin_expect(delta > maxc, 0)) {
-		/* A counter read a little behind cycle_last (another CPU's
-		 * TSC, by a few cycles) is "no time passed", as the vDSO
-		 * does; a large delta means nobody updated the page. */
-		if (delta <= (mask >> 1))
-			return lib_read_failed(id, ts, ESTALE);
-		delta = 0;
-	}
-	if (__builtin_expect(!lib_page_ok(pg), 0))
-		return lib_read_failed(id, ts, ESTALE);
-	/* The daemon's shift is below 32; masked, a corrupt page's shift
-	 * gives nonsense, not undefined behaviour (x86 masks it anyway). */
-	snsec = (snsec + delta * mult) >> (shift & 63);
-	/* Past a second only when ticks are a second or more apart (HZ=1). */
-	if (__builtin_expect(snsec >= NSEC_PER_SEC, 0)) {
-		/* No clock the daemon keeps is near 2^63 s: a page that
-		 * says so is not one it wrote (found by page-fuzz). */
-		if (__builtin_add_overflow(sec, (int64_t)(snsec / NSEC_PER_SEC), &sec))
-			return lib_read_failed(id, ts, EPROTO);
-		snsec %= NSEC_PER_SEC;
-	}
-	ns = (uint32_t)snsec;
+		cycles = conv.cycle_last;
+	err = -page_conv_at(&conv, cycles, &sec, &nsec);
+	if (__builtin_expect(err == 0 && !lib_page_ok(pg), 0))
+		err = ESTALE;
+	if (__builtin_expect(err != 0, 0))
+		return lib_read_failed(id, ts, err);
 	ts->tv_sec = (time_t)sec;
-	ts->tv_nsec = (long)ns;
+	ts->tv_nsec = (long)nsec;
 	return 0;
 }
 
@@ -171,8 +130,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	if (__builtin_expect(!pg, 0))
 		return coarse_nopage(id, ts);
 	do {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		d = &pg->data[seq & 1];
+		d = latch_read_begin(pg, &seq);
 		if (id == CLOCKD_MONOTONIC_COARSE) {
 			sec = LOAD_RELAXED(&d->coarse_mono_sec);
 			nsec = LOAD_RELAXED(&d->coarse_mono_nsec);
@@ -180,8 +138,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 			sec = LOAD_RELAXED(&d->xtime_sec);
 			nsec = LOAD_RELAXED(&d->xtime_nsec);
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+	} while (__builtin_expect(latch_read_retry(pg, seq), 0));
 	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
 	/* Never hand on a timespec no clock could hold: a page that says so
@@ -219,8 +176,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		if (!CLOCKD_HAVE_TSC || __builtin_expect(!pg || !lib_page_ok(pg), 0))     \
 			return read_fine_slow(ID, WHICH, ts);                             \
 		do {                                                                      \
-			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);                \
-			d = &pg->data[seq & 1];                                           \
+			d = latch_read_begin(pg, &seq);                                   \
 			if (__builtin_expect(LOAD_RELAXED(&d->vclock_mode) != CLOCKD_VCLOCK_TSC, 0)) \
 				return read_fine_slow(ID, WHICH, ts);                     \
 			delta = cycles - LOAD_RELAXED(&d->cycle_last);                    \
@@ -228,8 +184,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 			ns = LOAD_RELAXED(&d->SNSEC) + delta * LOAD_RELAXED(&d->MULT);    \
 			shift = LOAD_RELAXED(&d->shift);                                  \
 			sec = LOAD_RELAXED(&d->SEC);                                      \
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);                          \
-		} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));             \
+		} while (__builtin_expect(latch_read_retry(pg, seq), 0));                 \
 		if (__builtin_expect(delta > maxc, 0))                                    \
 			return read_fine_slow(ID, WHICH, ts);                             \
 		ns >>= shift & 63; /* see read_fine_slow */                              \
@@ -243,9 +198,9 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		return 0;                                                                 \
 	}
 
-FINE_FAST(read_mono, CLOCKD_MONOTONIC, FINE_MONO, mult, mono_sec, mono_snsec)
-FINE_FAST(read_real, CLOCKD_REALTIME, FINE_REAL, mult, real_sec, real_snsec)
-FINE_FAST(read_raw, CLOCKD_MONOTONIC_RAW, FINE_RAW, raw_mult, raw_sec, raw_snsec)
+FINE_FAST(read_mono, CLOCKD_MONOTONIC, PAGE_MONO, mult, mono_sec, mono_snsec)
+FINE_FAST(read_real, CLOCKD_REALTIME, PAGE_REAL, mult, real_sec, real_snsec)
+FINE_FAST(read_raw, CLOCKD_MONOTONIC_RAW, PAGE_RAW, raw_mult, raw_sec, raw_snsec)
 
 static __attribute__((noinline)) int efault(void)
 {

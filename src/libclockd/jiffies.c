@@ -19,11 +19,9 @@ CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
 		errno = err;
 		return 0;
 	}
-	do {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		j = LOAD_RELAXED(&pg->data[seq & 1].jiffies_64);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__builtin_expect(LOAD_RELAXED(&pg->seq) != seq, 0));
+	do
+		j = LOAD_RELAXED(&latch_read_begin(pg, &seq)->jiffies_64);
+	while (__builtin_expect(latch_read_retry(pg, seq), 0));
 	if (__builtin_expect(!lib_page_ok(pg), 0)) {
 		lib_page_gone();
 		errno = ESTALE;

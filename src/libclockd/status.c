@@ -125,15 +125,12 @@ CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
 	/* A plain sequence count: the table changes rarely, and a reader
 	 * can wait out a write (or give up on a writer killed in one). */
 	for (i = 0; i < DEVICES_TRIES; i++) {
-		s = __atomic_load_n(&pg->dev_seq, __ATOMIC_ACQUIRE);
-		if (s & 1)
-			continue;
+		s = seqcount_read_begin(&pg->dev_seq);
 		n = LOAD_RELAXED(&pg->ndevices);
 		if (n > CLOCKD_PAGE_MAX_DEVICES)
 			n = CLOCKD_PAGE_MAX_DEVICES;
-		memcpy(tab, pg->devices, n * sizeof(tab[0]));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (LOAD_RELAXED(&pg->dev_seq) == s)
+		latch_load_words(tab, pg->devices, n * sizeof(tab[0]) / 8);
+		if (!seqcount_read_retry(&pg->dev_seq, s))
 			break;
 	}
 	if (i == DEVICES_TRIES) {

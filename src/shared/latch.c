@@ -38,13 +38,29 @@ void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d)
 
 void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out)
 {
+	const struct clockd_page_data *d;
 	uint32_t seq;
 
 	do {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		latch_load_data(out, &pg->data[seq & 1]);
-		/* Pairs with the writer's release fence: if we saw any store
-		 * made after it moved seq, the re-read below sees seq moved. */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (LOAD_RELAXED(&pg->seq) != seq);
+		d = latch_read_begin(pg, &seq);
+		latch_load_data(out, d);
+	} while (latch_read_retry(pg, seq));
+}
+
+void latch_store_words(void *dst, const void *src, size_t nwords)
+{
+	uint64_t *to = dst;
+	const uint64_t *from = src;
+
+	for (size_t i = 0; i < nwords; i++)
+		STORE_RELAXED(&to[i], from[i]);
+}
+
+void latch_load_words(void *dst, const void *src, size_t nwords)
+{
+	uint64_t *to = dst;
+	const uint64_t *from = src;
+
+	for (size_t i = 0; i < nwords; i++)
+		to[i] = LOAD_RELAXED(&from[i]);
 }

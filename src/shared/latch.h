@@ -8,6 +8,7 @@
 #ifndef CLOCKD_SHARED_LATCH_H
 #define CLOCKD_SHARED_LATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <clockd/page.h>
 
@@ -35,8 +36,70 @@ void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data
 /* Publish @d: both copies end up equal to it, readers never wait. */
 void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d);
 
-/* Reader side: a consistent snapshot of the whole data block. Never blocks:
- * it retries only while the writer moved on during the copy. */
+/* Reader side: one pass over the copy the writer is not rewriting.
+ *
+ *     do {
+ *             d = latch_read_begin(pg, &seq);
+ *             ... relaxed loads of *d ...
+ *     } while (latch_read_retry(pg, seq));
+ *
+ * Every reader loop of the page, in the daemon and in the library, is this
+ * pair. Never blocks: it retries only while the writer moved on. */
+static inline __attribute__((always_inline)) const struct clockd_page_data *
+latch_read_begin(const struct clockd_page *pg, uint32_t *seq)
+{
+	*seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+	return &pg->data[*seq & 1];
+}
+
+static inline __attribute__((always_inline)) int latch_read_retry(const struct clockd_page *pg, uint32_t seq)
+{
+	/* Pairs with the writer's release fence (latch_write_begin): if a
+	 * load above saw a store made after the writer moved seq, the re-read
+	 * below sees seq moved. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return LOAD_RELAXED(&pg->seq) != seq;
+}
+
+/* A consistent snapshot of the whole data block. */
 void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out);
+
+/*
+ * A plain sequence count (odd while the one writer is at work), for the
+ * page's device table (dev_seq). Readers retry while it is odd or moved;
+ * the data is copied in 64-bit words with relaxed atomics on both sides,
+ * so the pattern is race-free for the C memory model (Boehm 2012).
+ */
+static inline uint32_t seqcount_write_begin(uint32_t *seq)
+{
+	uint32_t s = LOAD_RELAXED(seq);
+
+	STORE_RELAXED(seq, s + 1);
+	/* Orders the odd count before the data stores (pairs with the
+	 * reader's acquire fence in seqcount_read_retry). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return s;
+}
+
+static inline void seqcount_write_end(uint32_t *seq, uint32_t s)
+{
+	__atomic_store_n(seq, s + 2, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t seqcount_read_begin(const uint32_t *seq)
+{
+	return __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+}
+
+static inline int seqcount_read_retry(const uint32_t *seq, uint32_t s)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (s & 1) || LOAD_RELAXED(seq) != s;
+}
+
+/* Copy @nwords 64-bit words with relaxed atomic stores (to a shared
+ * structure) or loads (from one). Both must be 8-byte aligned. */
+void latch_store_words(void *dst, const void *src, size_t nwords);
+void latch_load_words(void *dst, const void *src, size_t nwords);
 
 #endif

@@ -1,7 +1,7 @@
 # Code the daemon, the library and the tools share (never installed).
 noinst_LTLIBRARIES += src/shared/libshared.la
 src_shared_libshared_la_SOURCES = \
-	src/shared/latch.c src/shared/latch.h \
+	src/shared/latch.c src/shared/latch.h src/shared/pagetime.h \
 	src/shared/tickmath.c src/shared/tickmath.h \
 	src/shared/tsc.h \
 	src/shared/log.c src/shared/log.h \

@@ -801,6 +801,11 @@ static void test_start_errors(const struct tb_params *good)
 	r = timer_bases_start(&x, &p);
 	OK(r == -1 && x == NULL, "a CPU outside the affinity (%u) fails the start, nothing started", outside);
 	p = *good;
+	p.clock.now_ns = NULL;
+	x = (void *)1;
+	r = timer_bases_start(&x, &p);
+	OK(r == -1 && x == NULL, "no clock to run on fails the start, nothing started");
+	p = *good;
 	p.priority = 1;
 	if (pthread_create(&th, NULL, fifo_probe, &fifo) == 0)
 		pthread_join(th, NULL);
@@ -814,10 +819,10 @@ static void test_start_errors(const struct tb_params *good)
 
 int main(void)
 {
-	struct tb_params p = { .priority = 0, .hz = 1000, .ring_slots = RING_SLOTS, .max_timers = MAX_TIMERS };
+	struct tb_params p = { .clock = tbc_clock, .priority = 0, .hz = 1000, .ring_slots = RING_SLOTS,
+			       .max_timers = MAX_TIMERS };
 	cpu_set_t set;
 
-	tbc_daemon_start();
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		tap_bail("sched_getaffinity: %s", strerror(errno));
 	for (unsigned cpu = 0; cpu < TIMER_SHM_MAX_CPUS; cpu++)

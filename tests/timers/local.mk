@@ -8,9 +8,9 @@ tests_timers_wheel_LDADD = tests/libtap.la
 tests_timers_hrheap_SOURCES = tests/timers/hrheap.c src/clockd/hrheap.c src/clockd/hrheap.h
 tests_timers_hrheap_LDADD = tests/libtap.la
 
-# The per-CPU timer bases (src/clockd/timerbase.h) against a live daemon's
-# page: the bases run in the test program, which plays the client's side
-# on the shared memory (tbclient.[ch]).
+# The per-CPU timer bases (src/clockd/timerbase.h) on a fake clock (no
+# daemon): the bases run in the test program, which plays the client's
+# side on the shared memory (tbclient.[ch]).
 TIMERBASE_SOURCES = \
 	src/clockd/timerbase.c src/clockd/timerbase.h src/clockd/tb_internal.h \
 	src/clockd/tb_timer.c src/clockd/tb_client.c \
@@ -20,7 +20,7 @@ TESTS += tests/timers/base
 tests_timers_base_SOURCES = tests/timers/base.c tests/timers/tbclient.c tests/timers/tbclient.h \
 	$(TIMERBASE_SOURCES)
 tests_timers_base_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
-tests_timers_base_LDADD = src/libclockd/libclockd.la src/shared/libshared.la tests/libtap.la -lpthread
+tests_timers_base_LDADD = src/shared/libshared.la tests/libtap.la -lpthread
 
 # base-tsan: the same test under ThreadSanitizer (smaller runs: TSan is
 # slow), built as tests/page/local.mk builds torture-tsan: when $(CC)
@@ -32,10 +32,7 @@ TB_TSAN_C = \
 	$(top_srcdir)/src/clockd/hrheap.c \
 	$(top_srcdir)/src/shared/ring.c $(top_srcdir)/src/shared/timerrec.c \
 	$(top_srcdir)/src/shared/ctlproto.c $(top_srcdir)/src/shared/log.c \
-	$(top_srcdir)/src/shared/tickmath.c $(top_srcdir)/src/shared/latch.c \
-	$(top_srcdir)/src/libclockd/page.c $(top_srcdir)/src/libclockd/clock.c \
-	$(top_srcdir)/src/libclockd/jiffies.c $(top_srcdir)/src/libclockd/status.c \
-	$(top_srcdir)/src/libclockd/vclock.c $(top_srcdir)/tests/tap.c
+	$(top_srcdir)/src/shared/tickmath.c $(top_srcdir)/tests/tap.c
 TB_TSAN_H = \
 	$(top_srcdir)/src/clockd/timerbase.h $(top_srcdir)/src/clockd/tb_internal.h \
 	$(top_srcdir)/src/clockd/wheel.h $(top_srcdir)/src/clockd/hrheap.h \

@@ -13,12 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <clockd/clockd.h>
 #include "tap.h"
 #include "timers/tbclient.h"
 
-static char dir[256];
-static pid_t daemon_pid = -1;
 static pthread_t ticker;
 static int ticker_stop;
 
@@ -37,80 +34,38 @@ uint64_t tbc_kns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tbc_now(uint8_t clock)
+/* The fake clock the bases run on: the kernel's clocks, and jiffies at
+ * 1000 Hz from a start that wraps the 32-bit view soon, as a page's. */
+#define TBC_JIFFIES0 ((uint64_t)(uint32_t)-300000)
+
+static uint64_t kclock(clockid_t id)
 {
 	struct timespec ts;
 
-	if (clock == CTL_CLOCK_JIFFIES)
-		return clockd_get_jiffies_64();
-	if (clockd_clock_gettime(clock == CTL_CLOCK_MONOTONIC ? CLOCKD_MONOTONIC : CLOCKD_REALTIME, &ts) != 0)
-		tap_bail("clockd_clock_gettime: %s", strerror(errno));
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void daemon_exec(const char *page)
+static int fake_now_ns(void *ctx, bool realtime, uint64_t *ns)
 {
-	const char *top = getenv("top_builddir");
-	char prog[512], opt[512], log[512];
-	FILE *f;
-
-	snprintf(prog, sizeof(prog), "%s/src/clockd/clockd", top ? top : ".");
-	snprintf(opt, sizeof(opt), "page=%s", page);
-	snprintf(log, sizeof(log), "%s/clockd.log", dir);
-	f = freopen(log, "w", stderr);
-	(void)f;
-	execl(prog, "clockd", "-o", opt, "-o", "hz=1000", (char *)NULL);
-	_exit(127);
+	(void)ctx;
+	*ns = kclock(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+	return 0;
 }
 
-static void cleanup(void)
+static uint64_t fake_jiffies(void *ctx)
 {
-	tbc_daemon_stop();
-	if (dir[0]) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-		dir[0] = 0;
-	}
+	(void)ctx;
+	return TBC_JIFFIES0 + kclock(CLOCK_MONOTONIC) / 1000000u;
 }
 
-void tbc_daemon_start(void)
-{
-	char page[300];
-	struct clockd_status st;
+const struct tb_clock tbc_clock = { .now_ns = fake_now_ns, .jiffies = fake_jiffies };
 
-	snprintf(dir, sizeof(dir), "%s/clockd-tb.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir))
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
-	snprintf(page, sizeof(page), "%s/page", dir);
-	setenv("CLOCKD_SHM", page, 1);
-	daemon_pid = fork();
-	if (daemon_pid < 0)
-		tap_bail("fork: %s", strerror(errno));
-	if (daemon_pid == 0)
-		daemon_exec(page);
-	for (int i = 0; i < 1000; i++) {
-		if (clockd_status(&st, sizeof(st)) == 0 && st.state == CLOCKD_STATE_LIVE)
-			return;
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			tap_bail("clockd exited at start (log in %s/clockd.log)", dir);
-		}
-		tbc_sleep_us(10000);
-	}
-	tap_bail("clockd not live after 10 s");
-}
-
-void tbc_daemon_stop(void)
+uint64_t tbc_now(uint8_t clock)
 {
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, NULL, 0);
-		daemon_pid = -1;
-	}
+	if (clock == CTL_CLOCK_JIFFIES)
+		return fake_jiffies(NULL);
+	return kclock(clock == CTL_CLOCK_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME);
 }
 
 /* The daemon's tick thread, as far as the bases care: each new jiffy. */
@@ -120,7 +75,7 @@ static void *ticker_main(void *arg)
 	uint64_t last = 0, j;
 
 	while (!__atomic_load_n(&ticker_stop, __ATOMIC_RELAXED)) {
-		j = clockd_get_jiffies_64();
+		j = fake_jiffies(NULL);
 		if (j != last) {
 			timer_bases_tick(tb, j);
 			last = j;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The client's side of the timer bases, played directly on the shared
- * memory for tests/timers/base.c (and its TSan build): a daemon started in
- * a private directory, the bases driven by a ticker thread reading the
- * page, and test clients that map a tb_client's memfd and push and pop
+ * memory for tests/timers/base.c (and its TSan build): the bases run on a
+ * fake clock (the kernel's clocks, jiffies at 1000 Hz), driven by a ticker
+ * thread, and test clients that map a tb_client's memfd and push and pop
  * records on its rings.
  */
 #ifndef CLOCKD_TESTS_TIMERS_TBCLIENT_H
@@ -26,10 +26,8 @@ struct tbc {
 	int sub_efd[TIMER_SHM_MAX_CPUS], deliv_efd[TIMER_SHM_MAX_CPUS];
 };
 
-/* Start clockd on a page in a private directory (hz 1000), wait until it
- * is live, point CLOCKD_SHM at it. Bails out on failure. */
-void tbc_daemon_start(void);
-void tbc_daemon_stop(void);
+/* The clock to give the bases (tb_params.clock): no daemon is needed. */
+extern const struct tb_clock tbc_clock;
 /* Start the bases on every CPU we may run on (cpu_mask) and a ticker
  * thread calling timer_bases_tick at each new jiffy of the page. */
 struct timer_bases *tbc_bases_start(const struct tb_params *p);

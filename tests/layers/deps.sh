@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The dependency rule of the tree (README, "Architecture"), as TAP:
+#   include/clockd <- src/shared <- src/libclockd and src/clockd <- src/clockctl
+#   - the daemon never links or includes the client library;
+#   - clockctl includes only the public headers and its own;
+#   - the time page has one writer: no file of the daemon but pagefile.c
+#     touches the mapped page (pf->pg), so the alarm word, the flags, the
+#     header, the latch and the device table are written there alone;
+#   - src/shared and the library never include the daemon's headers.
+src=${top_srcdir:-.}
+build=${top_builddir:-.}
+n=0
+fails=0
+
+ok() { # ok COND-EXIT-STATUS DESCRIPTION [DETAIL]
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/# /'
+		fails=$((fails + 1))
+	fi
+}
+
+# Lines of files matching an extended regex; empty when none.
+hits() { # hits REGEX FILE...
+	grep -nE "$1" "$@" 2>/dev/null || true
+}
+
+# 1. The daemon and the client library.
+out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](clockd/clockd\.h|libclockd/)' \
+	"$src"/src/clockd/*.c "$src"/src/clockd/*.h)
+[ -z "$out" ]; ok $? "src/clockd includes neither <clockd/clockd.h> nor src/libclockd headers" "$out"
+
+out=$(hits 'libclockd(-preload)?\.la' "$src"/src/clockd/local.mk)
+[ -z "$out" ]; ok $? "src/clockd/local.mk links no libclockd" "$out"
+
+bin=$build/src/clockd/clockd
+if [ -x "$bin" ] && command -v nm >/dev/null 2>&1; then
+	# Defined or undefined, no symbol of the client API may be in it.
+	out=$(nm "$bin" 2>/dev/null | grep -E ' (clockd_clock_gettime|clockd_get_jiffies_64|clockd_set_fallback|clockd_status)$' || true)
+	[ -z "$out" ]; ok $? "the built clockd has no libclockd symbol" "$out"
+	out=$(readelf -d "$bin" 2>/dev/null | grep -E 'NEEDED.*libclockd' || true)
+	[ -z "$out" ]; ok $? "the built clockd needs no libclockd.so" "$out"
+else
+	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
+	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
+fi
+
+# 2. clockctl: the public API only.
+bad=
+for f in "$src"/src/clockctl/*.c "$src"/src/clockctl/*.h; do
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case $inc in
+		clockctl/*) [ -f "$src/src/$inc" ] || bad="$bad $f:$inc" ;;
+		*) bad="$bad ${f##*/}:$inc" ;;
+		esac
+	done
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(clockd\/[^>]*\)>.*/\1/p' "$f"); do
+		[ -f "$src/include/$inc" ] || bad="$bad ${f##*/}:<$inc>"
+	done
+done
+[ -z "$bad" ]; ok $? "src/clockctl includes only <clockd/...> public headers and its own" "$bad"
+
+out=$(hits '^[^#]*(libshared\.la|src/shared/)' "$src"/src/clockctl/local.mk)
+[ -z "$out" ]; ok $? "src/clockctl/local.mk links and lists nothing of src/shared" "$out"
+
+# 3. One writer of the page.
+out=$(hits '(->|\.)pg\b' $(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c 2>/dev/null | grep -v '/pagefile\.c$'))
+[ -z "$out" ]; ok $? "no file of the daemon but pagefile.c touches the mapped page" "$out"
+
+out=$(hits '\b(latch_write_begin|latch_publish|latch_store_data|latch_store_words|seqcount_write_(begin|end))\(' \
+	$(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c "$src"/src/libclockd/*.c "$src"/src/clockctl/*.c 2>/dev/null |
+	  grep -v '/pagefile\.c$'))
+[ -z "$out" ]; ok $? "the latch and sequence-count writers are called from pagefile.c only" "$out"
+
+out=$(hits '(->|\.)(alarm|dev_seq|ndevices)\b' \
+	$(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c 2>/dev/null | grep -v '/pagefile\.c$'))
+[ -z "$out" ]; ok $? "the alarm word and the device table are accessed in pagefile.c only" "$out"
+
+# 4. Lower layers never reach up.
+out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|libclockd|clockctl)/' \
+	"$src"/src/shared/*.c "$src"/src/shared/*.h)
+[ -z "$out" ]; ok $? "src/shared includes no daemon, library or clockctl header" "$out"
+
+out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|clockctl)/' \
+	"$src"/src/libclockd/*.c "$src"/src/libclockd/*.h)
+[ -z "$out" ]; ok $? "src/libclockd includes no daemon or clockctl header" "$out"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
