@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's timer wheel (src/clockd/wheel.c) against libevent's timers
+ * The daemon's timer wheel (src/clockd/timers/wheel.c) against libevent's timers
  * (evtimer_add/evtimer_del on a plain event_base, a min-heap), side by side
  * in one process, with 1e3, 1e5 and 1e6 timers pending:
  *  - arm+cancel: one timer armed for a random delay (1 tick .. 2^22, i.e.
@@ -22,7 +22,7 @@
 
 #include <event2/event.h>
 
-#include "clockd/wheel.h"
+#include "clockd/timers/wheel.h"
 
 #define ROUNDS 5
 #define OPS 1000000           /* arm+cancel pairs per round */

@@ -4,9 +4,9 @@ bench_tick_floor_SOURCES = bench/tick-floor.c
 bench_bench_read_SOURCES = bench/bench-read.c
 bench_bench_read_LDADD = src/libclockd/libclockd.la
 # The daemon's timer wheel against libevent's timers.
-bench_bench_wheel_SOURCES = bench/bench-wheel.c src/clockd/wheel.c src/clockd/wheel.h
+bench_bench_wheel_SOURCES = bench/bench-wheel.c
 bench_bench_wheel_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
-bench_bench_wheel_LDADD = $(LIBEVENT_LIBS)
+bench_bench_wheel_LDADD = src/clockd/libclockd-daemon.la $(LIBEVENT_LIBS)
 # The shared-memory ring, producer and consumer threads on two CPUs.
 bench_bench_ring_SOURCES = bench/bench-ring.c
 bench_bench_ring_LDADD = src/shared/libshared.la -lpthread

@@ -6,7 +6,8 @@
 #                          foreground on its embedded defaults (Ctrl-C stops)
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build + make check, an ASan/UBSan build +
-#                          make check, cppcheck, 20 s of each fuzzer,
+#                          make check, the TSan variant + make check-tsan,
+#                          cppcheck, 20 s of each fuzzer,
 #                          make distcheck, and make check-hw
 #                          (Debian's kernel under qemu: HPET, RTC, GPIO)
 #   build-aux/ci.sh bench  install, build, make bench
@@ -84,6 +85,13 @@ test)
 	san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 	build build-asan CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 check build-asan
+	echo "== TSan variant (configure --enable-tsan) and make check-tsan"
+	build build-tsan --enable-tsan
+	if ! (cd build-tsan && make check-tsan); then
+		find build-tsan/tests -name '*.log' -exec grep -l -E '^(not ok|Bail out)|^# (FAIL|ERROR): [1-9]|ThreadSanitizer' {} + 2>/dev/null |
+			while read -r log; do echo "==== $log"; tail -n 60 "$log"; done
+		exit 1
+	fi
 	echo "== cppcheck (build-aux/cppcheck.sh)"
 	build-aux/cppcheck.sh
 	echo "== fuzzing, 20 s per harness (tests/fuzz/run.sh)"

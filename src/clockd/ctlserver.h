@@ -27,7 +27,7 @@
 
 #include <event2/event.h>
 
-#include "clockd/timerbase.h"
+#include "clockd/timers/timerbase.h"
 
 struct ctlserver;
 

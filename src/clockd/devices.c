@@ -45,10 +45,10 @@ static void set_flag_fault(struct devices *dv)
 		pagefile_flags_set(dv->pf, CLOCKD_PAGE_FAULT);
 }
 
-/* Build the two lists from the config; -1 on a name with no driver. */
-static int devices_list(struct devices *dv, const struct clockd_config *cfg)
+/* Build the two lists; -1 on a name with no driver. */
+static int devices_list(struct devices *dv)
 {
-	const char *src = strcmp(cfg->source, "auto") == 0 ? "tsc,posix" : cfg->source;
+	const char *src = strcmp(dv->p.sources, "auto") == 0 ? "tsc,posix" : dv->p.sources;
 	char w[32];
 
 	for (unsigned i = 0; config_list_item(src, i, w, sizeof(w)); i++) {
@@ -59,7 +59,7 @@ static int devices_list(struct devices *dv, const struct clockd_config *cfg)
 		}
 		dev_entry(dv, dv->nsrc++, CLOCKD_DEV_SOURCE, w);
 	}
-	for (unsigned i = 0; config_list_item(cfg->tick, i, w, sizeof(w)); i++) {
+	for (unsigned i = 0; config_list_item(dv->p.ticks, i, w, sizeof(w)); i++) {
 		dv->tick_ops[i] = tick_find(w);
 		if (!dv->tick_ops[i]) {
 			log_warnx("tick %s: not built into this clockd%s", w,
@@ -75,7 +75,7 @@ static int devices_list(struct devices *dv, const struct clockd_config *cfg)
 static struct clocksource *open_source_from(struct devices *dv, unsigned from)
 {
 	for (unsigned i = from; i < dv->nsrc; i++) {
-		if (clocksource_open(&dv->cs[i], dv->src_ops[i], dv->cfg) == 0) {
+		if (clocksource_open(&dv->cs[i], dv->src_ops[i], &dv->p.source) == 0) {
 			memcpy(dv->tab[i].device, dv->cs[i].device, sizeof(dv->tab[i].device));
 			dv->tab[i].device[sizeof(dv->tab[i].device) - 1] = '\0';
 			dv->src_cur = i;
@@ -92,7 +92,7 @@ static struct tick_device *open_tick_from(struct devices *dv, unsigned from)
 	for (unsigned i = from; i < dv->ntick; i++) {
 		unsigned t = dv->nsrc + i;
 
-		if (tick_open(&dv->td[i], dv->tick_ops[i], dv->cfg) == 0) {
+		if (tick_open(&dv->td[i], dv->tick_ops[i], &dv->p.tick) == 0) {
 			memcpy(dv->tab[t].device, dv->td[i].device, sizeof(dv->tab[t].device));
 			dv->tab[t].device[sizeof(dv->tab[t].device) - 1] = '\0';
 			dv->tick_cur = i;
@@ -104,19 +104,19 @@ static struct tick_device *open_tick_from(struct devices *dv, unsigned from)
 	return NULL;
 }
 
-int devices_open(struct devices *dv, const struct clockd_config *cfg)
+int devices_open(struct devices *dv, const struct devices_params *p)
 {
 	memset(dv, 0, sizeof(*dv));
-	dv->cfg = cfg;
+	dv->p = *p;
 	dv->ref = -1;
-	if (devices_list(dv, cfg) < 0)
+	if (devices_list(dv) < 0)
 		return -1;
 	if (!open_source_from(dv, 0)) {
-		log_warnx("source = %s: no clocksource could be opened", cfg->source);
+		log_warnx("source = %s: no clocksource could be opened", p->sources);
 		return -1;
 	}
 	if (!open_tick_from(dv, 0)) {
-		log_warnx("tick = %s: no tick device could be opened", cfg->tick);
+		log_warnx("tick = %s: no tick device could be opened", p->ticks);
 		clocksource_close(&dv->cs[dv->src_cur]);
 		return -1;
 	}

@@ -19,13 +19,21 @@
 #define CLOCKD_DEVICES_H
 
 #include <clockd/page.h>
-#include "clockd/clocksource.h"
+#include "clockd/sources/clocksource.h"
 #include "clockd/pagefile.h"
-#include "clockd/tick.h"
+#include "clockd/ticks/tick.h"
 #include "shared/config.h"
 
+/* What the device chains take from the configuration (main.c fills it). */
+struct devices_params {
+	const char *sources; /* source: names in order of preference ("auto": tsc, posix) */
+	const char *ticks;   /* tick: the same */
+	struct source_params source;
+	struct tick_params tick;
+};
+
 struct devices {
-	const struct clockd_config *cfg;
+	struct devices_params p;
 	struct pagefile *pf;    /* NULL until devices_attach */
 	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES]; /* sources, then ticks */
 	unsigned nsrc, ntick;
@@ -40,7 +48,7 @@ struct devices {
 
 /* Open the first clocksource and the first tick device that work; the rest
  * wait on standby. 0, or -1 after logging why (each device's reason). */
-int devices_open(struct devices *dv, const struct clockd_config *cfg);
+int devices_open(struct devices *dv, const struct devices_params *p);
 /* Publish the table on the page (from then on kept there). */
 void devices_attach(struct devices *dv, struct pagefile *pf);
 void devices_close(struct devices *dv);

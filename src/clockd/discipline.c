@@ -47,7 +47,7 @@ static void set_state(struct discipline *d, uint32_t s)
 }
 
 void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefile *pf,
-		     const struct reference *ref, const struct clockd_config *cfg)
+		     const struct reference *ref, const struct discipline_params *p)
 {
 	memset(d, 0, sizeof(*d));
 	d->tk = tk;
@@ -56,10 +56,10 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	tk->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
 	if (!ref->name)
 		return;
-	d->pps = strcmp(ref->name, "phc") != 0;
-	d->step_ns = (int64_t)cfg->discipline_step_ms * 1000000;
-	d->restep_ns = (int64_t)cfg->discipline_restep_ms * 1000000;
-	d->max_ppb = (int64_t)cfg->discipline_max_ppm * 1000;
+	d->pps = ref->drv->pps;
+	d->step_ns = (int64_t)p->step_ms * 1000000;
+	d->restep_ns = (int64_t)p->restep_ms * 1000000;
+	d->max_ppb = (int64_t)p->max_ppm * 1000;
 	set_synced(d, false);
 }
 

@@ -35,11 +35,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clockd/reference.h"
+#include "clockd/references/reference.h"
 #include "clockd/timekeeper.h"
-#include "shared/config.h"
-
 #define DISC_WINDOW 64
+
+/* What the discipline takes from the configuration. */
+struct discipline_params {
+	uint32_t step_ms;   /* discipline_step_ms: step, not slew, an offset beyond it at start */
+	uint32_t restep_ms; /* discipline_restep_ms: ... and once locked */
+	uint32_t max_ppm;   /* discipline_max_ppm: the largest rate correction */
+};
 
 struct discipline {
 	struct timekeeper *tk;
@@ -66,7 +71,7 @@ struct discipline {
 };
 
 void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefile *pf,
-		     const struct reference *ref, const struct clockd_config *cfg);
+		     const struct reference *ref, const struct discipline_params *p);
 /* A reference event: measure, fit, steer. Tick thread. */
 void discipline_event(struct discipline *d, const struct ref_event *ev);
 /* Every tick: notice a silent or faulted reference. */

@@ -301,7 +301,7 @@ static int sock_open(struct exporter *ex, const char *path)
 	return 0;
 }
 
-int export_open(struct exporter *ex, const struct clockd_config *cfg)
+int export_open(struct exporter *ex, const struct export_params *p)
 {
 	struct export_state *st;
 
@@ -314,12 +314,11 @@ int export_open(struct exporter *ex, const struct clockd_config *cfg)
 		return -1;
 	}
 	ex->priv = st;
-	st->precision = precision_of(cfg->hz);
-	/* The config checked the syntax (octal, at most 0777). */
-	st->shm_mode = (unsigned)strtoul(cfg->ntp_shm_mode, NULL, 8);
-	if (cfg->ntp_shm_unit >= 0 && shm_open_unit(ex, (int)cfg->ntp_shm_unit, st->shm_mode) < 0)
+	st->precision = precision_of(p->hz);
+	st->shm_mode = p->ntp_shm_mode;
+	if (p->ntp_shm_unit >= 0 && shm_open_unit(ex, (int)p->ntp_shm_unit, st->shm_mode) < 0)
 		goto err_close;
-	if (cfg->chrony_sock[0] && sock_open(ex, cfg->chrony_sock) < 0)
+	if (p->chrony_sock[0] && sock_open(ex, p->chrony_sock) < 0)
 		goto err_close;
 	return 0;
 err_close:

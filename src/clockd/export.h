@@ -16,7 +16,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "shared/config.h"
+
+/* What the export takes from the configuration. */
+struct export_params {
+	uint32_t hz;             /* the precision the samples claim */
+	int64_t ntp_shm_unit;    /* NTP SHM unit; -1: none */
+	unsigned ntp_shm_mode;   /* its permissions */
+	const char *chrony_sock; /* chronyd's SOCK refclock path; "": none */
+};
 
 struct exporter {
 	int shm_id;        /* -1: no SHM export */
@@ -27,9 +34,9 @@ struct exporter {
 	void *priv;
 };
 
-/* Set up what cfg asks for (ntp_shm_unit, ntp_shm_mode, chrony_sock).
- * 0, or -1 after logging why (the daemon refuses to start). */
-int export_open(struct exporter *ex, const struct clockd_config *cfg);
+/* Set up what @p asks for. 0, or -1 after logging why (the daemon
+ * refuses to start). */
+int export_open(struct exporter *ex, const struct export_params *p);
 /* One sample: @clockd_ns is CLOCKD_REALTIME and @system_ns the kernel's
  * CLOCK_REALTIME at the same instant, ns since the epoch; @valid false
  * marks the sample unusable (leap "not in sync"). Errors are logged once

@@ -1,33 +1,42 @@
-# clockd: the daemon.
-sbin_PROGRAMS += src/clockd/clockd
-CLOCKD_CORE_SOURCES = \
-	src/clockd/clocksource.c src/clockd/clocksource.h \
-	src/clockd/cs_tsc.c src/clockd/cs_posix.c \
-	src/clockd/cs_hpet.c src/clockd/cs_phc.c src/clockd/phc.h \
-	src/clockd/tick.c src/clockd/tick.h src/clockd/tick_timerfd.c \
-	src/clockd/tick_hpet.c src/clockd/tick_rtc.c \
-	src/clockd/ticker.c src/clockd/ticker.h \
+# clockd: the daemon. Everything but main.c is one convenience library,
+# built once, that the daemon and the tests link (tests/timers, ...).
+noinst_LTLIBRARIES += src/clockd/libclockd-daemon.la
+src_clockd_libclockd_daemon_la_SOURCES = \
+	src/clockd/params.c src/clockd/params.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h \
+	src/clockd/tickthread.c src/clockd/tickthread.h \
 	src/clockd/devices.c src/clockd/devices.h \
-	src/clockd/reference.c src/clockd/reference.h \
 	src/clockd/discipline.c src/clockd/discipline.h \
 	src/clockd/export.c src/clockd/export.h \
-	src/clockd/wheel.c src/clockd/wheel.h \
-	src/clockd/hrheap.c src/clockd/hrheap.h \
-	src/clockd/timerbase.c src/clockd/timerbase.h src/clockd/tb_internal.h \
-	src/clockd/tb_timer.c src/clockd/tb_client.c \
 	src/clockd/ctlserver.c src/clockd/ctlserver.h \
-	src/clockd/sim.c
-src_clockd_clockd_SOURCES = src/clockd/main.c $(CLOCKD_CORE_SOURCES)
-src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+	src/clockd/wakeup.c src/clockd/wakeup.h \
+	src/clockd/sim.c src/clockd/sim.h \
+	src/clockd/sources/clocksource.c src/clockd/sources/clocksource.h \
+	src/clockd/sources/tsc.c src/clockd/sources/posix.c \
+	src/clockd/sources/hpet.c src/clockd/sources/phc.c src/clockd/sources/phc.h \
+	src/clockd/ticks/tick.c src/clockd/ticks/tick.h src/clockd/ticks/wait.c \
+	src/clockd/ticks/timerfd.c src/clockd/ticks/hpet.c src/clockd/ticks/rtc.c \
+	src/clockd/references/reference.c src/clockd/references/reference.h \
+	src/clockd/references/queue.c src/clockd/references/pps.c src/clockd/references/phc.c \
+	src/clockd/timers/timerbase.c src/clockd/timers/timerbase.h src/clockd/timers/internal.h \
+	src/clockd/timers/client.c src/clockd/timers/timer.c src/clockd/timers/deliver.c \
+	src/clockd/timers/shm.c \
+	src/clockd/timers/wheel.c src/clockd/timers/wheel.h \
+	src/clockd/timers/hrheap.c src/clockd/timers/hrheap.h
+src_clockd_libclockd_daemon_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 # The daemon never links the client library: its timer bases read the
 # timekeeper's in-process clock (tests/layers/deps.sh checks it).
-src_clockd_clockd_LDADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
+src_clockd_libclockd_daemon_la_LIBADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
 # tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
 # left out of the tick table.
 if HAVE_LIBGPIOD
-CLOCKD_CORE_SOURCES += src/clockd/tick_gpio.c
-src_clockd_clockd_CFLAGS += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS)
-src_clockd_clockd_LDADD += $(LIBGPIOD_LIBS)
+src_clockd_libclockd_daemon_la_SOURCES += src/clockd/ticks/gpio.c
+src_clockd_libclockd_daemon_la_CFLAGS += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS)
+src_clockd_libclockd_daemon_la_LIBADD += $(LIBGPIOD_LIBS)
 endif
+
+sbin_PROGRAMS += src/clockd/clockd
+src_clockd_clockd_SOURCES = src/clockd/main.c
+src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+src_clockd_clockd_LDADD = src/clockd/libclockd-daemon.la

@@ -28,12 +28,13 @@
 #include "clockd/ctlserver.h"
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
-#include "clockd/reference.h"
+#include "clockd/references/reference.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
-#include "clockd/ticker.h"
+#include "clockd/params.h"
+#include "clockd/tickthread.h"
 #include "clockd/timekeeper.h"
-#include "clockd/timerbase.h"
+#include "clockd/timers/timerbase.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/paths.h"
@@ -44,6 +45,7 @@
 
 struct clockd {
 	struct clockd_config cfg;
+	struct clockd_params p;  /* what each module takes of cfg */
 	const char *config_path; /* NULL: embedded defaults */
 	char *overrides[MAX_OVERRIDES]; /* -o KEY=VALUE, applied over the file */
 	int noverrides;
@@ -67,7 +69,7 @@ struct clockd {
 	struct devices dv;
 	struct pagefile pf;
 	struct timekeeper tk;
-	struct ticker ticker;
+	struct tickthread tickthread;
 	struct reference ref;
 	struct discipline disc;
 	struct exporter ex;
@@ -648,7 +650,7 @@ static void timers_start(struct clockd *cd)
 		fatalx("timer_cpus %s: cannot start the timer bases", cfg->timer_cpus);
 	if (timer_bases_start(&cd->tb, &tp) < 0)
 		fatalx("cannot start the timer bases; see the messages above");
-	ticker_set_bases(&cd->ticker, cd->tb);
+	tickthread_set_bases(&cd->tickthread, cd->tb);
 	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
 	/* ctlserver_adopt closes the fd on failure. */
 	if (ctlserver_adopt(&cd->srv, cd->base, cd->tb, &sp, cd->ctl_fd) < 0)
@@ -666,7 +668,7 @@ static void timers_stop(struct clockd *cd)
 	ctlserver_close(cd->srv);
 	cd->srv = NULL;
 	if (cd->tb) {
-		ticker_set_bases(&cd->ticker, NULL);
+		tickthread_set_bases(&cd->tickthread, NULL);
 		timer_bases_stop(cd->tb);
 		cd->tb = NULL;
 	}
@@ -676,7 +678,7 @@ static void teardown(struct clockd *cd)
 {
 	timers_stop(cd);
 	reference_stop(&cd->ref);
-	ticker_stop(&cd->ticker);
+	tickthread_stop(&cd->tickthread);
 	export_close(&cd->ex);
 	event_free(cd->ev_watch);
 	event_free(cd->ev_term);
@@ -704,11 +706,12 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	resolve_identity(&cd);
-	if (export_open(&cd.ex, &cd.cfg) < 0)
+	params_from_config(&cd.cfg, &cd.p);
+	if (export_open(&cd.ex, &cd.p.ex) < 0)
 		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
-	if (devices_open(&cd.dv, &cd.cfg) < 0)
+	if (devices_open(&cd.dv, &cd.p.devices) < 0)
 		fatalx("no usable device; see the messages above");
-	if (reference_open(&cd.ref, &cd.cfg) < 0)
+	if (reference_open(&cd.ref, &cd.p.ref) < 0)
 		fatalx("reference %s: see the messages above", cd.cfg.reference);
 	if (cd.ref.name)
 		devices_add_reference(&cd.dv, cd.ref.name, cd.ref.device);
@@ -718,31 +721,31 @@ int main(int argc, char **argv)
 	    pagefile_set_access(&cd.pf, (mode_t)strtoul(cd.cfg.page_mode, NULL, 8), cd.page_gid) < 0)
 		fatalx("%s: cannot use the time page", cd.cfg.page);
 	devices_attach(&cd.dv, &cd.pf);
-	if (tk_init(&cd.tk, &cd.pf, cs, &cd.cfg, td->ops->name, td->self_paced) < 0)
+	if (tk_init(&cd.tk, &cd.pf, cs, &cd.p.tk, td->ops->name, td->self_paced) < 0)
 		fatalx("timekeeper set-up failed");
-	discipline_init(&cd.disc, &cd.tk, &cd.pf, &cd.ref, &cd.cfg);
+	discipline_init(&cd.disc, &cd.tk, &cd.pf, &cd.ref, &cd.p.disc);
 	control_socket_open(&cd);
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);
 	cd.src_name = cs->ops->name;
 	cd.tick_name = td->ops->name;
-	/* From ticker_start on, the timekeeper and the devices belong to the
+	/* From tickthread_start on, the timekeeper and the devices belong to the
 	 * tick thread. */
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
 		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
 		 (unsigned long long)cd.tk.jiffies);
 	notify_status(&cd, "starting");
-	cd.ticker.ref = &cd.ref;
-	cd.ticker.disc = &cd.disc;
-	cd.ticker.ex = &cd.ex;
-	if (ticker_start(&cd.ticker, &cd.dv, &cd.tk, &cd.pf) < 0)
+	cd.tickthread.ref = &cd.ref;
+	cd.tickthread.disc = &cd.disc;
+	cd.tickthread.ex = &cd.ex;
+	if (tickthread_start(&cd.tickthread, &cd.p.tickthread, &cd.dv, &cd.tk, &cd.pf) < 0)
 		fatalx("%s: cannot start ticking", cd.cfg.page);
 	/* After the tick thread: it installs the wake-up signal both use. */
 	if (reference_start(&cd.ref) < 0)
 		fatalx("reference %s: cannot start", cd.cfg.reference);
 	timers_start(&cd);
-	/* Ready: the page is live (ticker_start returned after the first
+	/* Ready: the page is live (tickthread_start returned after the first
 	 * publication), the timer bases run and the control socket serves. */
 	cd.wd_last_ns = kclock_ns(CLOCK_MONOTONIC);
 	notify_status(&cd, "live");

@@ -19,8 +19,8 @@
 #include <time.h>
 
 #include <clockd/page.h>
-#include "clockd/clocksource.h"
-#include "clockd/tick.h"
+#include "clockd/sources/clocksource.h"
+#include "clockd/ticks/tick.h"
 #include "shared/log.h"
 #include "shared/simscript.h"
 #include "shared/tickmath.h"
@@ -34,12 +34,12 @@ struct sim_script {
 };
 
 /* Parse the script; a device "absent at start" (vanish at 0) fails. */
-static int script_load(struct sim_script *sc, const char *role, const struct clockd_config *cfg)
+static int script_load(struct sim_script *sc, const char *role, const struct sim_params *p)
 {
 	char why[160];
 
 	sc->next = 0;
-	sc->nev = simscript_parse(cfg->sim_script, sc->ev, why, sizeof(why));
+	sc->nev = simscript_parse(p->script, sc->ev, why, sizeof(why));
 	if (sc->nev < 0) {
 		log_warnx("%s sim: sim_script: %s", role, why);
 		return -1;
@@ -112,7 +112,7 @@ static void src_apply(struct sim_src *s, const struct sim_event *e)
 	}
 }
 
-static int sim_src_init(struct clocksource *cs, const struct clockd_config *cfg)
+static int sim_src_init(struct clocksource *cs, const struct source_params *p)
 {
 	struct sim_src *s = calloc(1, sizeof(*s));
 
@@ -120,11 +120,11 @@ static int sim_src_init(struct clocksource *cs, const struct clockd_config *cfg)
 		log_warn("source sim");
 		return -1;
 	}
-	if (script_load(&s->sc, "source", cfg) < 0) {
+	if (script_load(&s->sc, "source", &p->sim) < 0) {
 		free(s);
 		return -1;
 	}
-	s->ppm = cfg->sim_rate_ppm;
+	s->ppm = p->sim.rate_ppm;
 	s->raw0 = kclock_ns(CLOCK_MONOTONIC_RAW);
 	s->counter = SIM_COUNTER_START;
 	cs->freq_hz = NSEC_PER_SEC;
@@ -303,7 +303,7 @@ static int64_t tick_next(struct sim_tick *s, bool *extra, bool *vanish)
 	}
 }
 
-static int sim_tick_init(struct tick_device *td, const struct clockd_config *cfg)
+static int sim_tick_init(struct tick_device *td, const struct tick_params *p)
 {
 	struct sim_tick *s = calloc(1, sizeof(*s));
 
@@ -311,14 +311,14 @@ static int sim_tick_init(struct tick_device *td, const struct clockd_config *cfg
 		log_warn("tick sim");
 		return -1;
 	}
-	if (script_load(&s->sc, "tick", cfg) < 0) {
+	if (script_load(&s->sc, "tick", &p->sim) < 0) {
 		free(s);
 		return -1;
 	}
-	s->period = (int64_t)(NSEC_PER_SEC / cfg->hz);
-	s->ppm = cfg->sim_rate_ppm;
-	s->jitter = cfg->sim_jitter_ns;
-	s->seed = cfg->sim_seed;
+	s->period = (int64_t)(NSEC_PER_SEC / p->hz);
+	s->ppm = p->sim.rate_ppm;
+	s->jitter = p->sim.jitter_ns;
+	s->seed = p->sim.seed;
 	s->t0 = kclock_ns(CLOCK_MONOTONIC);
 	/* The first pulse at the first multiple of the period of the kernel's
 	 * CLOCK_REALTIME after start (at 1 Hz: a PPS on the system's seconds),

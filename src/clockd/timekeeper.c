@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -282,17 +283,16 @@ static void tk_compute_jiffies(struct timekeeper *tk)
 }
 
 /* Where the clocks start: fresh from the kernel, or continuing a page. */
-static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const struct clockd_config *cfg)
+static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, uint64_t wrap_after_s)
 {
 	const struct clockd_page *old = &pf->prev_header;
 	int64_t kmono = tk->kernel_mono_ns;
 	int64_t mono = kmono;
+	uint64_t generation = 1, initial = initial_jiffies_for(tk->hz, wrap_after_s);
 
 	/* The kernel's realtime at the counter read. */
 	base_set_ns(tk, &tk->real, tk->kernel_mono_ns + tk->kernel_wall_ns);
 	base_set_ns(tk, &tk->raw, tk->kernel_raw_ns);
-	uint64_t generation = 1, initial = initial_jiffies_for(tk->hz, cfg->jiffies_wrap_after);
-
 	tk->jiffies_base = initial;
 	if (pf->reused) {
 		const struct clockd_page_data *p = &pf->prev;
@@ -328,18 +328,18 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const str
 	pagefile_set_epoch(pf, generation, initial);
 }
 
-int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
-	    const struct clockd_config *cfg, const char *tick_name, bool counted)
+int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs, const struct tk_params *p,
+	    const char *tick_name, bool counted)
 {
 	memset(tk, 0, sizeof(*tk));
 	tk->pf = pf;
-	tk->hz = cfg->hz;
+	tk->hz = p->hz;
 	tk->counted = counted;
-	tk->stale_ns = (uint64_t)cfg->stale_after_ms * 1000000;
+	tk->stale_ns = (uint64_t)p->stale_after_ms * 1000000;
 	if (tk->stale_ns < 3ull * tick_period_ns_ceil(tk->hz))
 		tk->stale_ns = 3ull * tick_period_ns_ceil(tk->hz);
-	tk->stall_limit_ns = (int64_t)cfg->stall_ticks * (int64_t)tick_period_ns_ceil(tk->hz);
-	tk->recover_ns = (int64_t)cfg->source_recover_s * (int64_t)NSEC_PER_SEC;
+	tk->stall_limit_ns = (int64_t)p->stall_ticks * (int64_t)tick_period_ns_ceil(tk->hz);
+	tk->recover_ns = (int64_t)p->source_recover_s * (int64_t)NSEC_PER_SEC;
 	if (tk_use_source(tk, cs) < 0)
 		return -1;
 
@@ -354,7 +354,7 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
 	 * next good one corrects it. */
 	if (!kernel_wall_sample(&tk->kernel_wall_ns))
 		tk->kernel_wall_ns = kclock_ns(CLOCK_REALTIME) - kclock_ns(CLOCK_MONOTONIC);
-	tk_start_epoch(tk, pf, cfg);
+	tk_start_epoch(tk, pf, p->jiffies_wrap_after);
 	tk_compute_jiffies(tk);
 	/* A previous daemon whose jiffies counted a device may have run ahead
 	 * of time: jiffies never go back. */

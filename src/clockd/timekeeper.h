@@ -26,9 +26,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clockd/clocksource.h"
+#include "clockd/sources/clocksource.h"
 #include "clockd/pagefile.h"
-#include "shared/config.h"
+
+/* What the timekeeper takes from the configuration. */
+struct tk_params {
+	uint32_t hz;
+	uint64_t jiffies_wrap_after; /* s: the 32-bit jiffies wrap this long after start */
+	uint32_t stale_after_ms;     /* readers' stale limit (at least 3 ticks) */
+	uint32_t stall_ticks;        /* tick periods the counter may stand still */
+	uint32_t source_recover_s;   /* probation of a faulted source; 0: none */
+};
 
 struct tk_base {
 	int64_t sec;
@@ -85,8 +93,8 @@ struct timekeeper {
 /* Set up from @pf (continuing a reused page) and publish the first state.
  * @counted: jiffies count the ticks given to tk_update (a self-paced tick
  * device). Returns 0, or -1 after logging. */
-int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs,
-	    const struct clockd_config *cfg, const char *tick_name, bool counted);
+int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs, const struct tk_params *p,
+	    const char *tick_name, bool counted);
 /*
  * Read the counter, advance every clock by it, and jiffies by @ticks
  * (counted) or by time, and publish. Checks the counter against the

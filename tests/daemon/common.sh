@@ -39,6 +39,12 @@ ok() {
 	fi
 }
 
+# skip DESCRIPTION REASON: a check this run cannot make, and why.
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $1 # SKIP $2"
+}
+
 # start_daemon LOG [-o KEY=VALUE]...: start clockd on $CLOCKD_SHM (and
 # $tick_prio), wait until it is live (10 s). Returns non-zero (and shows
 # its log) if not, the daemon killed. Its output goes to LOG alone: a daemon holding the

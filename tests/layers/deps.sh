@@ -80,6 +80,41 @@ out=$(hits '(->|\.)(alarm|dev_seq|ndevices)\b' \
 	$(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c 2>/dev/null | grep -v '/pagefile\.c$'))
 [ -z "$out" ]; ok $? "the alarm word and the device table are accessed in pagefile.c only" "$out"
 
+# 3b. No two files of the daemon call each other, directly or round a
+# longer loop (a loop is one module split in two, or a missing interface):
+# the call graph between the objects of the daemon's convenience library.
+lib=$build/src/clockd/.libs/libclockd-daemon.a
+if [ -f "$lib" ] && command -v nm >/dev/null 2>&1; then
+	out=$(nm -A "$lib" 2>/dev/null | awk -F: '
+		{ n = split($3, f, " "); sym = f[n]; kind = f[n - 1]; m = $2 }
+		kind ~ /^[TDBR]$/ { def[sym] = m }
+		kind == "U" { use[m, sym] = 1; objs[m] = 1 }
+		function reach(from, to, seen,   k, parts) {
+			if (from == to) return 1
+			if (from in seen) return 0
+			seen[from] = 1
+			for (k in edge) {
+				split(k, parts, SUBSEP)
+				if (parts[1] == from && reach(parts[2], to, seen)) return 1
+			}
+			return 0
+		}
+		END {
+			for (k in use) {
+				split(k, p, SUBSEP)
+				if ((p[2] in def) && def[p[2]] != p[1]) edge[p[1], def[p[2]]] = 1
+			}
+			for (k in edge) {
+				split(k, p, SUBSEP)
+				delete seen
+				if (reach(p[2], p[1], seen)) print p[1] " -> " p[2] " -> ... -> " p[1]
+			}
+		}')
+	[ -z "$out" ]; ok $? "no call loop between the daemon's files" "$out"
+else
+	n=$((n + 1)); echo "ok $n # SKIP no built libclockd-daemon.a or no nm"
+fi
+
 # 4. Lower layers never reach up.
 out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|libclockd|clockctl)/' \
 	"$src"/src/shared/*.c "$src"/src/shared/*.h)

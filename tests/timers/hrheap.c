@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The deadline heap (src/clockd/hrheap.h) against a naive reference: a
+ * The deadline heap (src/clockd/timers/hrheap.h) against a naive reference: a
  * pool of nodes, each with the deadline and arm number the test itself
  * gave it; the reference's earliest is a linear scan by (deadline, arm
  * number). 200 000 random adds, deletes, updates and pops on deadlines from
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clockd/hrheap.h"
+#include "clockd/timers/hrheap.h"
 #include "../tap.h"
 
 #define POOL 1000

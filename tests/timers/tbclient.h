@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clockd/timerbase.h"
+#include "clockd/timers/timerbase.h"
 #include "shared/ring.h"
 #include "shared/timerrec.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The timer wheel against its contract (src/clockd/wheel.h):
+ * The timer wheel against its contract (src/clockd/timers/wheel.h):
  *  - 1e6 random timers (deltas 0..2^40 spread over every level, a quarter
  *    on 1000 shared deadlines), driven three ways: stepping to
  *    wheel_next_expiry (the daemon's way), tick by tick with timers armed
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clockd/wheel.h"
+#include "clockd/timers/wheel.h"
 #include "../tap.h"
 
 #define NTIMERS 1000000

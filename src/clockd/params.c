@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clockd/params.h"
+
+static struct sim_params sim_params(const struct clockd_config *cfg)
+{
+	return (struct sim_params){
+		.script = cfg->sim_script,
+		.rate_ppm = cfg->sim_rate_ppm,
+		.jitter_ns = cfg->sim_jitter_ns,
+		.seed = cfg->sim_seed,
+	};
+}
+
+static void devices_params(const struct clockd_config *cfg, struct devices_params *p)
+{
+	p->sources = cfg->source;
+	p->ticks = cfg->tick;
+	p->source = (struct source_params){
+		.hpet_device = cfg->hpet_device,
+		.phc_device = cfg->phc_device,
+		.posix_clock = cfg->posix_clock,
+		.tsc_calibrate_ms = cfg->tsc_calibrate_ms,
+		.sim = sim_params(cfg),
+	};
+	p->tick = (struct tick_params){
+		.hz = cfg->hz,
+		.stall_ticks = cfg->stall_ticks,
+		.hpet_device = cfg->hpet_device,
+		.rtc_device = cfg->rtc_device,
+		.gpio = { cfg->gpio_chip, cfg->gpio_line, cfg->gpio_edge, cfg->gpio_debounce_us },
+		.sim = sim_params(cfg),
+	};
+}
+
+void params_from_config(const struct clockd_config *cfg, struct clockd_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	devices_params(cfg, &p->devices);
+	p->tk = (struct tk_params){
+		.hz = cfg->hz,
+		.jiffies_wrap_after = cfg->jiffies_wrap_after,
+		.stale_after_ms = cfg->stale_after_ms,
+		.stall_ticks = cfg->stall_ticks,
+		.source_recover_s = cfg->source_recover_s,
+	};
+	p->tickthread = (struct tickthread_params){ .priority = cfg->tick_priority, .stall_ticks = cfg->stall_ticks };
+	p->ref = (struct ref_params){
+		.name = cfg->reference,
+		.pps = { cfg->pps_chip, cfg->pps_line, cfg->pps_edge, 0 },
+		.phc_device = cfg->phc_device,
+		.sim = sim_params(cfg),
+	};
+	p->disc = (struct discipline_params){
+		.step_ms = cfg->discipline_step_ms,
+		.restep_ms = cfg->discipline_restep_ms,
+		.max_ppm = cfg->discipline_max_ppm,
+	};
+	p->ex = (struct export_params){
+		.hz = cfg->hz,
+		.ntp_shm_unit = cfg->ntp_shm_unit,
+		/* The config checked the syntax (octal, at most 0777). */
+		.ntp_shm_mode = (unsigned)strtoul(cfg->ntp_shm_mode, NULL, 8),
+		.chrony_sock = cfg->chrony_sock,
+	};
+}

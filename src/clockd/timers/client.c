@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A client of the timer bases (timerbase.h), on the main thread: its
+ * registration with every base, the socket path's ARM and CANCEL, its
+ * statistics. Its memory is made and freed in shm.c, its records go out
+ * in deliver.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "clockd/timers/internal.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+static void cc_del(struct tb_cc *cc)
+{
+	struct tb_cmd cmd = { .type = TB_CMD_DEL, .cc = cc };
+
+	tb_cmd_call(cc->base, &cmd);
+}
+
+/* Tell every base; on a failure, take it back from those told. */
+static int client_register(struct timer_bases *tb, struct tb_client *c)
+{
+	for (unsigned k = 0; k < tb->n; k++) {
+		struct tb_cmd cmd = { .type = TB_CMD_ADD, .cc = &c->cc[k] };
+		int r = tb_cmd_call(&tb->base[k], &cmd);
+
+		if (r < 0) {
+			while (k-- > 0)
+				cc_del(&c->cc[k]);
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, int *fds, unsigned maxfds,
+				unsigned *nfds)
+{
+	struct tb_client *c;
+	int memfd, e;
+
+	if (maxfds < 1 + 2 * tb->n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = tb_client_alloc(tb, pid, uid, &memfd);
+	if (!c)
+		return NULL;
+	if (client_register(tb, c) < 0) {
+		e = errno;
+		close(memfd);
+		tb_client_destroy(c);
+		errno = e;
+		return NULL;
+	}
+	fds[0] = memfd;
+	for (unsigned k = 0; k < tb->n; k++) {
+		fds[1 + 2 * k] = c->cc[k].sub_efd;
+		fds[2 + 2 * k] = c->cc[k].deliv_efd;
+	}
+	*nfds = 1 + 2 * tb->n;
+	c->next = tb->clients;
+	if (tb->clients)
+		tb->clients->prev = c;
+	tb->clients = c;
+	return c;
+}
+
+void tb_client_free(struct timer_bases *tb, struct tb_client *c)
+{
+	if (!c)
+		return;
+	for (unsigned k = 0; k < tb->n; k++)
+		cc_del(&c->cc[k]);
+	tb_client_release(tb, c);
+}
+
+static int base_of_cpu(const struct timer_bases *tb, uint32_t cpu)
+{
+	for (unsigned k = 0; k < tb->n; k++)
+		if (tb->base[k].cpu == cpu)
+			return (int)k;
+	return -ENXIO;
+}
+
+int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen)
+{
+	struct timerrec t = {
+		.op = TREC_ARM,
+		.clock = (uint8_t)arm->clock,
+		.flags = (uint16_t)arm->flags,
+		.timer_id = arm->timer_id,
+		.gen = gen,
+		.expires = arm->expires,
+		.period = arm->period,
+	};
+	int k = base_of_cpu(tb, arm->cpu);
+	struct tb_cmd *cmd;
+
+	if (k < 0)
+		return k;
+	if (arm->clock > UINT8_MAX || arm->flags > UINT16_MAX)
+		return -EINVAL;
+	cmd = calloc(1, sizeof(*cmd));
+	if (!cmd)
+		return -ENOMEM;
+	cmd->type = TB_CMD_ARM;
+	cmd->cc = &c->cc[k];
+	timerrec_encode(&t, &cmd->rec);
+	tb_cmd_post(&tb->base[k], cmd);
+	return 0;
+}
+
+int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id)
+{
+	struct timerrec t = { .op = TREC_CANCEL, .timer_id = timer_id };
+	struct tb_cmd *cmd[TIMER_SHM_MAX_CPUS];
+
+	/* All or nothing: allocate every base's command first. */
+	for (unsigned k = 0; k < tb->n; k++) {
+		cmd[k] = calloc(1, sizeof(*cmd[k]));
+		if (!cmd[k]) {
+			while (k-- > 0)
+				free(cmd[k]);
+			return -ENOMEM;
+		}
+	}
+	for (unsigned k = 0; k < tb->n; k++) {
+		cmd[k]->type = TB_CMD_CANCEL;
+		cmd[k]->cc = &c->cc[k];
+		timerrec_encode(&t, &cmd[k]->rec);
+		tb_cmd_post(&tb->base[k], cmd[k]);
+	}
+	return 0;
+}
+
+bool tb_client_broken(const struct tb_client *c)
+{
+	return __atomic_load_n(&c->broken, __ATOMIC_RELAXED) != 0;
+}
+
+void tb_client_stats(struct timer_bases *tb, const struct tb_client *c, struct tb_client_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = c->pid;
+	out->uid = c->uid;
+	for (unsigned k = 0; k < tb->n; k++) {
+		const struct tb_cc_stats *st = &c->cc[k].st;
+
+		out->pending += tb_stat_get(&st->pending);
+		out->fired += tb_stat_get(&st->fired);
+		out->overruns += tb_stat_get(&st->overruns);
+		out->dropped += tb_stat_get(&st->dropped);
+	}
+}
+

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A client's timers on one base (see tb_internal.h): slots, submissions,
+ * expiry, and the lateness histogram. Everything here runs on the base's
+ * thread; the records go out through deliver.c.
+ *
+ * Never early: a jiffies timer runs from wheel_expire(jiffies) with the
+ * jiffies the tick thread saw on the page, so the page already reached its
+ * expiry; a ns timer runs only once the clockd clock, read here, reached
+ * its deadline. A FIRE record's expires is therefore <= the clock the
+ * client reads when it gets the record.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clockd/timers/internal.h"
+#include "shared/log.h"
+#include "shared/tickmath.h"
+
+#define SLOT_OF(ptr, member) ((struct tb_slot *)((char *)(ptr)-offsetof(struct tb_slot, member)))
+#define POP_BATCH 256u
+
+/*
+ * Out of memory on a base (a chunk of slots, the deadline heap): the arm
+ * gets an ERROR ENOMEM record. Logged once when a run of failures starts,
+ * and once when an arm succeeds a second or more after the last failure
+ * (log_repeat_end_quiet): a shortage that lets every other allocation
+ * through is two lines, not one per arm.
+ */
+static void oom_note(struct tb_cc *cc, const char *what)
+{
+	struct tb_base *b = cc->base;
+
+	log_repeat(&b->oom_arm, LOG_WARNING, false,
+		   "timer base %u: client pid %d: out of memory for %s; its arm fails with ENOMEM "
+		   "(further failures are only counted)", b->cpu, (int)cc->client->pid, what);
+}
+
+static void oom_over(struct tb_cc *cc)
+{
+	struct tb_base *b = cc->base;
+
+	log_repeat_end_quiet(&b->oom_arm, NSEC_PER_SEC, "timer base %u: arms find memory again", b->cpu);
+}
+
+static struct hrheap *heap_of(struct tb_base *b, unsigned kind)
+{
+	return &b->heap[kind == TB_REAL];
+}
+
+/* The slot of timer @id, allocating its chunk when @alloc; NULL when the
+ * id is out of range, or its chunk does not exist (or cannot be made). */
+/* Read CLOCKD_MONOTONIC or CLOCKD_REALTIME in ns, through the clock the
+ * bases were given (tb_params.clock). */
+static int clock_now(const struct timer_bases *tb, unsigned kind, uint64_t *now)
+{
+	return tb->p.clock.now_ns(tb->p.clock.ctx, kind == TB_REAL, now);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* An expiry of @s: @expires is the latest expiry it stands for, @overrun
+ * the earlier ones it folds in (periodic timers that missed periods). */
+static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
+{
+	struct tb_cc *cc = s->cc;
+	struct tb_base *b = cc->base;
+	struct timerrec t = { .op = TREC_FIRE, .timer_id = s->id, .gen = s->gen };
+	struct ring_rec r;
+
+	if (s->owing && s->period) {
+		/* Its previous record still waits: fold this expiry into it. */
+		struct ring_rec *old = &cc->backlog.rec[s->owed & (cc->backlog.cap - 1)];
+
+		old->word[2] = expires;
+		old->word[3] += 1 + overrun;
+		overrun += 1;
+	} else {
+		t.expires = expires;
+		t.overrun = overrun;
+		timerrec_encode(&t, &r);
+		tb_deliver(cc, &r, s);
+		tb_stat_add(&cc->st.fired, 1);
+		tb_stat_add(&b->st.fired, 1);
+	}
+	if (overrun) {
+		tb_stat_add(&cc->st.overruns, overrun);
+		tb_stat_add(&b->st.overruns, overrun);
+	}
+}
+
+/* A periodic timer due at @exp, found at @now (>= @exp): the number of
+ * missed periods, with @exp moved to the latest expiry <= @now and *@next
+ * to the one after (UINT64_MAX: beyond the range, it stops). */
+static uint64_t periodic_step(uint64_t *exp, uint64_t period, uint64_t now, uint64_t *next)
+{
+	uint64_t missed = (now - *exp) / period;
+
+	*exp += missed * period;
+	*next = sat_add(*exp, period);
+	return missed;
+}
+
+/* ---- pending state ---- */
+
+static void pending_inc(struct tb_cc *cc)
+{
+	cc->npending++;
+	tb_stat_set(&cc->st.pending, cc->npending);
+}
+
+static void pending_dec(struct tb_cc *cc)
+{
+	cc->npending--;
+	tb_stat_set(&cc->st.pending, cc->npending);
+}
+
+/* Disarm @s wherever it is pending and void its undelivered record. */
+static void slot_stop(struct tb_cc *cc, struct tb_slot *s)
+{
+	struct tb_base *b = cc->base;
+
+	switch (s->kind) {
+	case TB_JIFFIES:
+		wheel_del(&b->wheel, &s->u.w);
+		break;
+	case TB_MONO:
+	case TB_REAL:
+		hrheap_del(heap_of(b, s->kind), &s->u.h);
+		break;
+	default:
+		return;
+	}
+	s->kind = TB_NONE;
+	pending_dec(cc);
+}
+
+/* ---- submissions ---- */
+
+static unsigned kind_of_clock(uint8_t clock)
+{
+	return clock == CTL_CLOCK_JIFFIES ? TB_JIFFIES : clock == CTL_CLOCK_MONOTONIC ? TB_MONO : TB_REAL;
+}
+
+/* The absolute expiry of an ARM: relative ones count from now on their
+ * clock (the page's jiffies_64, or the clockd clock). */
+static int arm_expiry(const struct timer_bases *tb, const struct timerrec *t, unsigned kind, uint64_t *exp)
+{
+	uint64_t now;
+	int r;
+
+	if (t->flags & CTL_ARM_ABSTIME) {
+		*exp = t->expires;
+		return 0;
+	}
+	if (kind == TB_JIFFIES) {
+		now = tb->p.clock.jiffies(tb->p.clock.ctx);
+	} else {
+		r = clock_now(tb, kind, &now);
+		if (r < 0)
+			return r;
+	}
+	*exp = sat_add(now, t->expires);
+	return 0;
+}
+
+/* ARM: a pending timer is moved (the kernel's mod_timer). On failure the
+ * timer is left not pending, as the ERROR record says. */
+static void arm(struct tb_cc *cc, const struct timerrec *t)
+{
+	struct tb_base *b = cc->base;
+	unsigned kind = kind_of_clock(t->clock);
+	struct tb_slot *s = tb_slot_get(cc, t->timer_id, true);
+	uint64_t exp;
+	int r;
+
+	if (!s) {
+		oom_note(cc, "a chunk of timer slots");
+		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		return;
+	}
+	slot_stop(cc, s);
+	tb_backlog_void(cc, s);
+	r = arm_expiry(cc->base->tb, t, kind, &exp);
+	if (r < 0) {
+		tb_deliver_error(cc, t->timer_id, t->gen, -r);
+		return;
+	}
+	memset(&s->u, 0, sizeof(s->u));
+	if (kind == TB_JIFFIES) {
+		wheel_add(&b->wheel, &s->u.w, exp);
+	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+		oom_note(cc, "the deadline heap");
+		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
+		return;
+	}
+	s->kind = (uint8_t)kind;
+	s->gen = t->gen;
+	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
+	pending_inc(cc);
+	oom_over(cc);
+}
+
+/* CANCEL: whatever generation is pending under the id (the client may
+ * have re-armed it elsewhere since; it drops stale records itself). */
+static void cancel(struct tb_cc *cc, const struct timerrec *t)
+{
+	struct tb_slot *s = tb_slot_get(cc, t->timer_id, false);
+
+	if (!s)
+		return;
+	slot_stop(cc, s);
+	tb_backlog_void(cc, s);
+}
+
+void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
+{
+	struct ctl_limits lim = { .ncpus = TIMER_SHM_MAX_CPUS, .max_timers = cc->base->tb->p.max_timers };
+	struct timerrec t;
+	char why[96];
+
+	if (cc->broken)
+		return;
+	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
+		uint32_t id = (uint32_t)(r->word[0] >> 32);
+		struct tb_slot *s = tb_slot_get(cc, id, false);
+
+		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
+		/* The ERROR says the id is not pending: make it so. */
+		if (s) {
+			slot_stop(cc, s);
+			tb_backlog_void(cc, s);
+		}
+		tb_deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
+		return;
+	}
+	if (t.op == TREC_ARM)
+		arm(cc, &t);
+	else
+		cancel(cc, &t);
+}
+
+void tb_cc_drain(struct tb_cc *cc)
+{
+	struct ring_rec buf[POP_BATCH];
+	unsigned done = 0;
+	int n;
+
+	cc->sub_more = false;
+	while (!cc->broken) {
+		if (done >= TB_SUB_BUDGET) {
+			cc->sub_more = true;
+			return;
+		}
+		n = ring_pop_batch(&cc->sub, buf, POP_BATCH);
+		if (n < 0)
+			tb_cc_break(cc, "submission ring");
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++)
+			tb_cc_submit(cc, &buf[i]);
+		done += (unsigned)n;
+		tb_expire_due(cc->base);
+	}
+}
+
+void tb_cc_clear(struct tb_cc *cc)
+{
+	for (uint32_t c = 0; c < cc->nchunks; c++) {
+		struct tb_slot *chunk = cc->chunk[c];
+
+		if (!chunk)
+			continue;
+		for (uint32_t i = 0; i < TB_CHUNK_SLOTS && cc->npending; i++)
+			slot_stop(cc, &chunk[i]);
+		free(chunk);
+		cc->chunk[c] = NULL;
+	}
+	tb_backlog_free(cc);
+}
+
+/* ---- expiry ---- */
+
+void tb_expire_due(struct tb_base *b)
+{
+	bool clock_err;
+
+	if ((uint64_t)kclock_ns(CLOCK_MONOTONIC) < b->ns_due_kns)
+		return;
+	tb_expire_ns(b);
+	for (struct tb_cc *cc = b->clients; cc; cc = cc->next)
+		tb_cc_wake(cc);
+	b->ns_due_kns = tb_ns_deadline(b, &clock_err);
+	/* Let the clients just woken run: their delivery threads are pinned
+	 * to this CPU, at SCHED_FIFO maybe at our own priority, which would
+	 * otherwise wait for the whole drain. */
+	sched_yield();
+}
+
+
+static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
+{
+	struct tb_base *b = arg;
+	struct tb_slot *s = SLOT_OF(wt, u.w);
+	uint64_t exp = wt->expires, next, overrun = 0;
+	uint64_t tick_kns = __atomic_load_n(&b->tb->tick_kns, __ATOMIC_RELAXED);
+	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+
+	if (s->period) {
+		overrun = periodic_step(&exp, s->period, b->tick_jiffies, &next);
+		back = (b->tick_jiffies - exp) * b->tb->jiffy_ns;
+		if (next != UINT64_MAX) {
+			wheel_add(w, wt, next);
+		} else {
+			s->kind = TB_NONE;
+			pending_dec(s->cc);
+		}
+	} else {
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+	/* Lateness: from when the page reached @exp, estimated back from the
+	 * tick that made us run. */
+	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	fire(s, exp, overrun);
+}
+
+/* Also when nothing is due: the wheel places a new timer by its distance
+ * from the wheel's clock, so a clock left behind (an idle base) would put
+ * a near timer at a coarse level, late by that level's granularity. A
+ * stretch with nothing due costs a few bitmap checks. */
+void tb_expire_jiffies(struct tb_base *b)
+{
+	uint64_t j = __atomic_load_n(&b->tb->tick_jiffies, __ATOMIC_SEQ_CST);
+
+	b->tick_jiffies = j;
+	wheel_expire(&b->wheel, j, fire_jiffies, b);
+}
+
+static void expire_heap(struct tb_base *b, unsigned kind)
+{
+	struct hrheap *h = heap_of(b, kind);
+	struct hrheap_node *node;
+	uint64_t now, next, exp, overrun;
+
+	uint64_t lead = b->tb->p.lead_ns;
+
+	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
+		return;
+	/* Expired @lead early: the client waits out the rest on the clock
+	 * itself before it notifies (timerrec.h), so the hand-over to it
+	 * happens while the deadline approaches instead of after it. */
+	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
+		struct tb_slot *s = SLOT_OF(node, u.h);
+
+		exp = node->deadline;
+		overrun = 0;
+		if (s->period) {
+			/* Only periods whose expiry has passed are missed. */
+			overrun = periodic_step(&exp, s->period, now > exp ? now : exp, &next);
+			if (next <= INT64_MAX) {
+				hrheap_update(h, node, next);
+			} else {
+				hrheap_del(h, node);
+				s->kind = TB_NONE;
+				pending_dec(s->cc);
+			}
+		} else {
+			hrheap_del(h, node);
+			s->kind = TB_NONE;
+			pending_dec(s->cc);
+		}
+		tb_hist_add(b, now > exp ? now - exp : 0);
+		fire(s, exp, overrun);
+	}
+}
+
+void tb_expire_ns(struct tb_base *b)
+{
+	expire_heap(b, TB_MONO);
+	expire_heap(b, TB_REAL);
+}
+
+uint64_t tb_ns_deadline(struct tb_base *b, bool *err)
+{
+	uint64_t best = UINT64_MAX, kns = 0, now;
+	unsigned kinds[] = { TB_MONO, TB_REAL };
+
+	*err = false;
+	for (unsigned i = 0; i < 2; i++) {
+		struct hrheap_node *node = hrheap_peek(heap_of(b, kinds[i]));
+		uint64_t at;
+
+		if (!node)
+			continue;
+		if (clock_now(b->tb, kinds[i], &now) < 0) {
+			*err = true;
+			continue;
+		}
+		if (!kns)
+			kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+		/* What is left on the clockd clock, from now on the kernel's:
+		 * if the clockd clock runs slower, the wake-up finds some left
+		 * and sleeps again for it (converging, never early). */
+		at = node->deadline > sat_add(now, b->tb->p.lead_ns) ? node->deadline - b->tb->p.lead_ns - now : 0;
+		at = sat_add(kns, at);
+		if (at < best)
+			best = at;
+	}
+	return best;
+}
+
+/* ---- lateness histogram: 4 buckets per power of two ---- */
+
+static unsigned hist_bucket(uint64_t v)
+{
+	unsigned e, b;
+
+	if (v < 4)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	b = 4 + (e - 2) * 4 + (unsigned)((v >> (e - 2)) & 3);
+	return b < TB_HIST_BUCKETS ? b : TB_HIST_BUCKETS - 1;
+}
+
+/* The largest value bucket @b holds. */
+static uint64_t hist_top(unsigned b)
+{
+	unsigned e, sub;
+
+	if (b < 4)
+		return b;
+	e = (b - 4) / 4 + 2;
+	sub = (b - 4) % 4;
+	return ((uint64_t)(4 + sub + 1) << (e - 2)) - 1;
+}
+
+void tb_hist_add(struct tb_base *b, uint64_t late_ns)
+{
+	tb_stat_add(&b->st.hist[hist_bucket(late_ns)], 1);
+	if (late_ns > tb_stat_get(&b->st.late_max))
+		tb_stat_set(&b->st.late_max, late_ns);
+}
+
+uint64_t tb_hist_quantile(const struct tb_base_stats *st, double q)
+{
+	uint64_t total = 0, seen = 0, want, max = tb_stat_get(&st->late_max);
+
+	for (unsigned i = 0; i < TB_HIST_BUCKETS; i++)
+		total += tb_stat_get(&st->hist[i]);
+	if (total == 0)
+		return 0;
+	want = (uint64_t)(q * (double)total);
+	if (want < 1)
+		want = 1;
+	for (unsigned i = 0; i < TB_HIST_BUCKETS; i++) {
+		seen += tb_stat_get(&st->hist[i]);
+		if (seen >= want)
+			return hist_top(i) < max ? hist_top(i) : max;
+	}
+	return max;
+}
