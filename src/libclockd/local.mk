@@ -12,6 +12,8 @@ LIBCLOCKD_SOURCES = \
 	src/libclockd/conn.c \
 	src/libclockd/timer.c \
 	src/libclockd/ptimer.c \
+	src/libclockd/names.c \
+	src/libclockd/timerstats.c \
 	src/shared/ring.c src/shared/ring.h \
 	src/shared/timerrec.c src/shared/timerrec.h \
 	src/shared/ctlproto.c src/shared/ctlproto.h \
