@@ -191,7 +191,9 @@ mkdir "$tmp/inst"
 "$CLOCKD" -o page="$tmp/inst/page" -o hz=100 2>"$tmp/inst.log" &
 pid=$!
 i=0
-while [ $i -lt $((DEADLINE_S * 20)) ] && [ ! -S "$tmp/inst/control" ]; do
+# The socket, and a live page: clockctl timers asks the socket only then.
+while [ $i -lt $((DEADLINE_S * 20)) ] && { [ ! -S "$tmp/inst/control" ] ||
+	! CLOCKD_SHM=$tmp/inst/page "$CLOCKCTL" status >/dev/null 2>&1; }; do
 	sleep 0.05
 	i=$((i + 1))
 done
