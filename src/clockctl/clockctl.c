@@ -82,7 +82,11 @@ static void usage(FILE *out)
 		char synopsis[64];
 
 		snprintf(synopsis, sizeof(synopsis), "%s %s", verbs[i].name, verbs[i].args);
-		fprintf(out, "  %-30s %s\n", synopsis, verbs[i].help);
+		/* A long synopsis gets its line, the text the next one. */
+		if (strlen(synopsis) > 30)
+			fprintf(out, "  %s\n  %-30s %s\n", synopsis, "", verbs[i].help);
+		else
+			fprintf(out, "  %-30s %s\n", synopsis, verbs[i].help);
 		if (verbs[i].details)
 			fprintf(out, "%s", verbs[i].details);
 	}

@@ -52,7 +52,10 @@ int verb_reload(const struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_DAEMON;
 	}
 	if (kill((pid_t)st.pid, SIGHUP) < 0) {
-		ctl_error("cannot signal clockd (pid %u): %s", (unsigned)st.pid, ctl_strerror(errno));
+		/* kill(2)'s rule: the group clockd does not help here. */
+		ctl_error("cannot signal clockd (pid %u): %s", (unsigned)st.pid,
+			  errno == EPERM ? "permission denied: run as root or as the daemon's user"
+					 : strerror(errno));
 		return CTL_EXIT_DAEMON;
 	}
 	if (ctl->format != CTL_TEXT) {
