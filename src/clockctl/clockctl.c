@@ -246,7 +246,11 @@ static int parse_options(struct ctl *ctl, struct line *ln, int *argc, char **arg
 	for (int i = 1; i < *argc; i++) {
 		const char *a = argv[i];
 
-		if (strcmp(a, "--") == 0) { /* the rest is the verb's */
+		if (strcmp(a, "--") == 0) {
+			/* The rest is the verb's ("--" kept for it), or, before
+			 * the verb, the verb and its arguments. */
+			if (!verb)
+				i++;
 			while (i < *argc)
 				argv[out++] = argv[i++];
 			break;

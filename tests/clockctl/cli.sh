@@ -69,6 +69,9 @@ usage_case "wait --timeout abc" wait --timeout abc
 usage_case "wait --timeout -1" wait --timeout -1
 usage_case "unknown wait option" wait --bogus
 usage_case "timers --socket ''" timers --socket ""
+run --page "$nopage" -- status
+[ "$rc" -eq 1 ] && grep -Eq 'state: +absent' "$tmp/out"
+check $? "-- before the verb ends the options: clockctl -- status"
 run --page "$nopage" frobnicate
 grep -q 'frobnicate' "$tmp/err"
 check $? "the unknown verb is named in the message"
