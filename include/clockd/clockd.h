@@ -231,6 +231,69 @@ struct clockd_tracking {
 int clockd_tracking(struct clockd_tracking *t, size_t size);
 
 /*
+ * Names (since 0.4) of the values in struct clockd_status, clockd_device and
+ * clockd_tracking, as the daemon logs them and clockctl prints them. Each
+ * returns a static string (never NULL, never to be freed), "unknown" for a
+ * value it does not know (a newer daemon's).
+ */
+/* enum clockd_state: "absent", "live", "stale", "gone". */
+const char *clockd_state_name(uint32_t state);
+/* CLOCKD_DEV_SOURCE, _TICK, _REFERENCE: "source", "tick", "ref". */
+const char *clockd_device_role_name(uint32_t role);
+/* CLOCKD_DEV_STANDBY, _ACTIVE, _FAULT, _UNAVAILABLE: "standby", "active",
+ * "fault", "unavailable". */
+const char *clockd_device_state_name(uint32_t state);
+/* CLOCKD_FAULT_*: "none", "open", "stalled", "backwards", "stepped", "gone",
+ * "error". */
+const char *clockd_fault_name(uint32_t fault);
+/* CLOCKD_DISC_*: "none", "unlocked", "acquiring", "locked", "holdover". */
+const char *clockd_disc_state_name(uint32_t state);
+
+/*
+ * Timer statistics (since 0.4): the daemon's timer bases, one per CPU it
+ * runs timers on, and its timer clients, asked over the control socket (see
+ * "The connection" below; no timer need be armed, and these calls do not
+ * make the connection the timer calls use). Each call opens a connection of
+ * its own, asks, and closes it; the two lists are not one snapshot.
+ */
+struct clockd_timer_cpu_stats {
+	uint32_t cpu;             /* the CPU the base's thread is pinned to */
+	uint32_t clients;         /* clients with a delivery ring on it */
+	uint64_t pending_jiffies; /* pending timers on the jiffies wheel */
+	uint64_t pending_ns;      /* pending nanosecond timers */
+	uint64_t fired;           /* expiries delivered */
+	uint64_t overruns;        /* expiries folded into overrun counts */
+	int64_t next_expiry_ns;   /* kernel CLOCK_MONOTONIC of the next expiry; -1: none */
+	uint64_t late_p50_ns;     /* lateness of recent expiries: median, */
+	uint64_t late_p99_ns;     /* 99th percentile */
+	uint64_t late_max_ns;     /* and maximum */
+};
+#define CLOCKD_TIMER_CPU_STATS_SIZE_V1 72
+
+struct clockd_timer_client_stats {
+	uint32_t pid;      /* the client's process and user (SO_PEERCRED) */
+	uint32_t uid;
+	uint64_t pending;  /* its pending timers */
+	uint64_t fired;
+	uint64_t overruns;
+	uint64_t dropped;  /* records its full rings could not take */
+};
+#define CLOCKD_TIMER_CLIENT_STATS_SIZE_V1 40
+
+/*
+ * Fill up to @max entries of the array @st, whose elements are @size bytes
+ * each (pass sizeof(*st): a caller built against an older, smaller struct
+ * gets just its fields, and a larger one gets zeros after ours). Returns how
+ * many entries the daemon has (may exceed @max), or -1 with errno: EINVAL
+ * for a @size below the first version's, EFAULT for a NULL @st with @max >
+ * 0, the connection's errors (ENOENT or ECONNREFUSED: no daemon listens;
+ * EACCES: not in the socket's group), ETIMEDOUT (no answer within 5 s),
+ * EPROTO (a broken answer), or the errno of the daemon's refusal.
+ */
+int clockd_timer_cpu_stats(struct clockd_timer_cpu_stats *st, size_t size, int max);
+int clockd_timer_client_stats(struct clockd_timer_client_stats *st, size_t size, int max);
+
+/*
  * Sleeps and delays (since 0.3).
  *
  * clockd_clock_nanosleep() is clock_nanosleep(2) on a clockd clock: it

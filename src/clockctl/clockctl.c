@@ -2,9 +2,11 @@
 /*
  * clockctl: query the clockd daemon through libclockd.
  *
- *     clockctl [--json] [--page PATH] [VERB [ARG]...]
+ *     clockctl [--json | --csv] [-v] [--page PATH] [VERB [ARG]...]
  *
- * The verbs live in one table; --help is generated from it.
+ * The verbs live in one table; --help is generated from it. The global
+ * options are taken out of the line wherever they stand (before or after
+ * the verb, up to "--" or run's PROGRAM), then the verb parses the rest.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,14 +39,20 @@ static const struct verb verbs[] = {
 	{ "watch", 0, ARGS_ANY, verb_watch, "[-i SECONDS] [-n COUNT]",
 	  "print jiffies, monotonic, realtime and the state every interval",
 	  "      -i, --interval SECONDS  time between lines, fractions allowed (default 1)\n"
-	  "      -n, --count COUNT       stop after COUNT lines (0: until SIGINT/SIGTERM; default)\n" },
-	{ "timers", 0, ARGS_ANY, verb_timers, "[--socket PATH] [--json]",
+	  "      -n, --count COUNT       stop after COUNT lines (0: until SIGINT/SIGTERM; default)\n"
+	  "      exits 1 at once if the daemon is not live at the first line\n" },
+	{ "timers", 0, ARGS_ANY, verb_timers, "[--socket PATH]",
 	  "show the timer bases per CPU and the timer clients (control socket)",
-	  "      --socket PATH  the daemon's control socket (default $CLOCKD_SOCKET, else\n"
-	  "                     " CLOCKD_DEFAULT_SOCKET ")\n"
-	  "      --json         as the global --json\n" },
+	  "      --socket PATH  the daemon's control socket (default $CLOCKD_SOCKET, else the\n"
+	  "                     file \"control\" beside the time page: " CLOCKD_DEFAULT_SOCKET "\n"
+	  "                     for the default page); without it the page must be live\n" },
+	{ "wait", 0, ARGS_ANY, verb_wait, "[--synced] [--timeout SECONDS]",
+	  "wait until the daemon is live (and, with --synced, synchronised)",
+	  "      --synced           also wait for the page's synced flag (a locked reference)\n"
+	  "      --timeout SECONDS  give up after SECONDS, fractions allowed, exit 1\n"
+	  "                         (default 0: wait for ever)\n" },
 	{ "reload", 0, 0, verb_reload, "", "make the daemon re-read its configuration (SIGHUP)", NULL },
-	{ "run", 1, ARGS_ANY, verb_run, "[--page PATH] -- PROGRAM [ARG]...",
+	{ "run", 1, ARGS_ANY, verb_run, "[--page PATH] [--] PROGRAM [ARG]...",
 	  "run PROGRAM on clockd time (LD_PRELOAD=libclockd-preload.so)",
 	  "      --page PATH  the time page to use (sets $CLOCKD_SHM, as the global --page)\n"
 	  "      library: $CLOCKD_PRELOAD_LIB, else libclockd-preload.so beside libclockd,\n"
@@ -58,10 +66,14 @@ static void usage(FILE *out)
 	fputs("Usage: clockctl [OPTION]... [VERB [ARG]...]\n"
 	      "Query the clockd daemon through libclockd.\n"
 	      "\n"
-	      "Options (before the verb):\n"
-	      "      --json       print JSON (one object; one per line for watch)\n"
+	      "Options (anywhere on the line; for run, before PROGRAM or --):\n"
+	      "  -c, --csv        print CSV: a header line of field names, then a line per\n"
+	      "                   record (the names and values of --json)\n"
+	      "      --json       print JSON (one object; one per line for watch); times are\n"
+	      "                   NAME_sec and NAME_nsec integers, exact in any JSON reader\n"
 	      "      --page PATH  read the time page at PATH (sets $CLOCKD_SHM)\n"
-	      "  -h, --help       show this help and exit\n"
+	      "  -v, --verbose    text: a legend of the columns and fields first\n"
+	      "  -h, --help       show this help and exit (after a verb: the verb's help)\n"
 	      "  -V, --version    show the versions of clockctl and libclockd and exit\n"
 	      "\n"
 	      "Verbs:\n",
@@ -70,23 +82,36 @@ static void usage(FILE *out)
 		char synopsis[64];
 
 		snprintf(synopsis, sizeof(synopsis), "%s %s", verbs[i].name, verbs[i].args);
-		fprintf(out, "  %-30s %s\n", synopsis, verbs[i].help);
+		/* A long synopsis gets its line, the text the next one. */
+		if (strlen(synopsis) > 30)
+			fprintf(out, "  %s\n  %-30s %s\n", synopsis, "", verbs[i].help);
+		else
+			fprintf(out, "  %-30s %s\n", synopsis, verbs[i].help);
 		if (verbs[i].details)
 			fprintf(out, "%s", verbs[i].details);
 	}
 	fputs("\n"
 	      "Exit status:\n"
-	      "  0  success (status: the daemon is live)\n"
-	      "  1  the daemon cannot answer: no page, stale, or gone\n"
+	      "  0  success\n"
+	      "  1  the daemon cannot answer: no page, stale (no update within its limit), or\n"
+	      "     gone; status prints its report first; wait: not ready in time\n"
 	      "  2  usage error: unknown verb or option, bad argument\n"
-	      "  3  status: the report was printed, the daemon is not live\n"
 	      "  126, 127  run: PROGRAM could not be run, or was not found (else its status)\n"
 	      "\n"
 	      "See clockctl(1).\n",
 	      out);
 }
 
-static void verbs_json(void)
+/* VERB --help: the verb's own lines of the help. */
+static void verb_usage(const struct verb *v)
+{
+	printf("Usage: clockctl [OPTION]... %s %s\n%s.\n", v->name, v->args, v->help);
+	if (v->details)
+		printf("\nOptions of %s:\n%s", v->name, v->details);
+	printf("\nGlobal options and exit status: clockctl --help; see clockctl(1).\n");
+}
+
+static void verbs_json(const struct ctl *ctl)
 {
 	struct json_object *arr = json_object_new_array();
 
@@ -98,13 +123,13 @@ static void verbs_json(void)
 		json_object_object_add(v, "help", json_object_new_string(verbs[i].help));
 		json_object_array_add(arr, v);
 	}
-	ctl_json_print(arr);
+	ctl_print(ctl, arr, true);
 }
 
 static int verb_help(const struct ctl *ctl, int argc, char **argv)
 {
-	if (ctl->json)
-		verbs_json();
+	if (ctl->format != CTL_TEXT)
+		verbs_json(ctl);
 	else
 		usage(stdout);
 	return CTL_EXIT_OK;
@@ -114,60 +139,149 @@ static void version(const struct ctl *ctl)
 {
 	struct json_object *o;
 
-	if (!ctl->json) {
+	if (ctl->format == CTL_TEXT) {
 		printf("clockctl %s (libclockd %s)\n", PACKAGE_VERSION, clockd_version());
 		return;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "clockctl", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(o, "libclockd", json_object_new_string(clockd_version()));
-	ctl_json_print(o);
+	ctl_print(ctl, o, true);
 }
 
-enum { OPT_JSON = CTL_OPT_LONG, OPT_PAGE, OPT_HELP, OPT_VERSION };
+/* What the line asks besides the verb. */
+struct line {
+	bool help, version; /* before the verb */
+	bool verb_help;     /* -h/--help after the verb */
+	bool json, csv;
+};
 
-/* Parse the global options. Returns -1 to go on with the verb at
- * argv[optind], or an exit status. */
-static int parse_options(struct ctl *ctl, int argc, char **argv)
+/* The verbs' options that take their argument as the next word: that word
+ * is the verb's, never a global option or a verb name. */
+static bool takes_next(const char *arg)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "page", required_argument, NULL, OPT_PAGE },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct clockd_status st;
-	bool show_help = false, show_version = false;
-	int c;
+	static const char *const opts[] = { "-i", "--interval", "-n", "--count", "--socket", "--timeout" };
 
-	opterr = 0; /* our own one-line messages */
-	/* "+": stop at the verb, whose options are its own. */
-	while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON: ctl->json = true; break;
-		case OPT_PAGE:
-			/* libclockd silently uses its default page for an
-			 * empty or over-long $CLOCKD_SHM: refuse both here. */
-			if (!*optarg || strlen(optarg) >= sizeof(st.page_path))
-				return ctl_usage_error("--page: '%.64s': empty or longer than %zu bytes",
-						       optarg, sizeof(st.page_path) - 1);
-			/* Before any libclockd call: it reads the path once. */
-			if (setenv("CLOCKD_SHM", optarg, 1) < 0) {
-				ctl_error("setenv CLOCKD_SHM: %s", strerror(errno));
-				return CTL_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-		case OPT_HELP: show_help = true; break;
-		case 'V':
-		case OPT_VERSION: show_version = true; break;
-		default: return ctl_option_error(argv, "", c);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (strcmp(arg, opts[i]) == 0)
+			return true;
+	return false;
+}
+
+static int set_page(const char *path)
+{
+	struct clockd_status st;
+
+	/* libclockd silently uses its default page for an empty or
+	 * over-long $CLOCKD_SHM: refuse both here. */
+	if (!*path || strlen(path) >= sizeof(st.page_path))
+		return ctl_usage_error("--page: '%.64s': empty or longer than %zu bytes", path,
+				       sizeof(st.page_path) - 1);
+	/* Before any libclockd call: it reads the path once. */
+	if (setenv("CLOCKD_SHM", path, 1) < 0) {
+		ctl_error("setenv CLOCKD_SHM: %s", strerror(errno));
+		return CTL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* A group of short options ("-cv"): true if every letter is a global
+ * one (c, v; and h, V before the verb), which are then applied. */
+static bool short_group(struct ctl *ctl, struct line *ln, const char *arg, bool after_verb)
+{
+	if (arg[0] != '-' || arg[1] == '-' || !arg[1] ||
+	    strspn(arg + 1, after_verb ? "cvh" : "cvhV") != strlen(arg + 1))
+		return false;
+	for (const char *p = arg + 1; *p; p++) {
+		switch (*p) {
+		case 'c': ln->csv = true; break;
+		case 'v': ctl->verbose = true; break;
+		case 'h': *(after_verb ? &ln->verb_help : &ln->help) = true; break;
+		case 'V': ln->version = true; break;
 		}
 	}
-	if (show_help)
+	return true;
+}
+
+/* One word of the line: 1 if it was a global option (and @argv[*i + 1]
+ * too if it took it), 0 if not, or an exit status + 2 on an error. */
+static int global_option(struct ctl *ctl, struct line *ln, int argc, char **argv, int *i, bool after_verb)
+{
+	const char *a = argv[*i];
+	int rc;
+
+	if (strcmp(a, "--json") == 0)
+		ln->json = true;
+	else if (strcmp(a, "--csv") == 0)
+		ln->csv = true;
+	else if (strcmp(a, "--verbose") == 0)
+		ctl->verbose = true;
+	else if (strcmp(a, "--help") == 0)
+		*(after_verb ? &ln->verb_help : &ln->help) = true;
+	else if (strcmp(a, "--version") == 0 && !after_verb)
+		ln->version = true;
+	else if (strncmp(a, "--page=", 7) == 0 || strcmp(a, "--page") == 0) {
+		if (a[6] != '=' && *i + 1 >= argc)
+			return ctl_usage_error("--page: needs an argument") + 2;
+		rc = set_page(a[6] == '=' ? a + 7 : argv[++*i]);
+		if (rc)
+			return rc + 2;
+	} else if (!short_group(ctl, ln, a, after_verb))
+		return 0;
+	return 1;
+}
+
+/*
+ * Take the global options out of @argv, wherever they stand: before the
+ * verb, or after it up to "--" (kept for the verb) or, for run, up to
+ * PROGRAM. The words left (the verb and its own arguments) move to the
+ * front of @argv from index 1; *@argc is updated. Returns -1 to go on, or
+ * an exit status.
+ */
+static int parse_options(struct ctl *ctl, struct line *ln, int *argc, char **argv)
+{
+	const char *verb = NULL;
+	int out = 1, rc;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			/* The rest is the verb's ("--" kept for it), or, before
+			 * the verb, the verb and its arguments. */
+			if (!verb)
+				i++;
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		rc = global_option(ctl, ln, *argc, argv, &i, verb != NULL);
+		if (rc > 1)
+			return rc - 2;
+		if (rc == 1)
+			continue;
+		if (a[0] == '-' && a[1] && !verb)
+			return ctl_usage_error("%s: unknown option", a);
+		argv[out++] = argv[i];
+		if (a[0] == '-' && a[1]) {
+			if (takes_next(a) && i + 1 < *argc)
+				argv[out++] = argv[++i];
+		} else if (!verb) {
+			verb = a;
+		} else if (strcmp(verb, "run") == 0) { /* PROGRAM: the rest is its */
+			while (++i < *argc)
+				argv[out++] = argv[i];
+			break;
+		}
+	}
+	*argc = out;
+	argv[out] = NULL;
+	if (ln->json && ln->csv)
+		return ctl_usage_error("--json and --csv: choose one");
+	ctl->format = ln->json ? CTL_JSON : ln->csv ? CTL_CSV : CTL_TEXT;
+	if (ln->help)
 		return verb_help(ctl, 0, NULL);
-	if (show_version) {
+	if (ln->version) {
 		version(ctl);
 		return CTL_EXIT_OK;
 	}
@@ -182,7 +296,7 @@ static const struct verb *find_verb(const char *name)
 	return NULL;
 }
 
-static int dispatch(const struct ctl *ctl, int argc, char **argv)
+static int dispatch(const struct ctl *ctl, const struct line *ln, int argc, char **argv)
 {
 	char name[16], *default_argv[] = { name, NULL };
 	const struct verb *v;
@@ -197,6 +311,10 @@ static int dispatch(const struct ctl *ctl, int argc, char **argv)
 		v = find_verb(argv[0]);
 		if (!v)
 			return ctl_usage_error("%s: unknown verb", argv[0]);
+	}
+	if (ln->verb_help) {
+		verb_usage(v);
+		return CTL_EXIT_OK;
 	}
 	nargs = argc - 1;
 	if (nargs < v->min_args)
@@ -219,16 +337,17 @@ static int close_stdout(int rc)
 
 int main(int argc, char **argv)
 {
-	struct ctl ctl = { .json = false };
+	struct ctl ctl = { .format = CTL_TEXT };
+	struct line ln = { .help = false };
 	int rc;
 
-	rc = parse_options(&ctl, argc, argv);
+	rc = parse_options(&ctl, &ln, &argc, argv);
 	if (rc >= 0)
 		return close_stdout(rc);
 	/* Show the daemon itself, never the kernel's clocks standing in for
 	 * it ($CLOCKD_FALLBACK=kernel). After parse_options: this first
 	 * library call reads $CLOCKD_SHM, which --page sets. */
 	clockd_set_fallback(0);
-	rc = dispatch(&ctl, argc - optind, argv + optind);
+	rc = dispatch(&ctl, &ln, argc - 1, argv + 1);
 	return close_stdout(rc);
 }

@@ -18,18 +18,25 @@
 /* Exit status, documented in --help and clockctl(1). */
 enum {
 	CTL_EXIT_OK = 0,
-	CTL_EXIT_DAEMON = 1,   /* the daemon cannot answer: no page, stale, gone */
+	CTL_EXIT_DAEMON = 1,   /* the daemon cannot answer: no page, stale, gone;
+				* wait: not ready within the timeout */
 	CTL_EXIT_USAGE = 2,    /* bad verb, option or argument */
-	CTL_EXIT_NOT_LIVE = 3, /* status: report printed, the daemon is not live */
 	/* run: the program could not be started (as env(1)); once started,
 	 * its own exit status is clockctl's. */
 	CTL_EXIT_CANNOT_EXEC = 126,
 	CTL_EXIT_NOT_FOUND = 127,
 };
 
-/* Global options, parsed before the verb. */
+enum ctl_format {
+	CTL_TEXT = 0,
+	CTL_JSON, /* --json: one JSON document (a line each for watch) */
+	CTL_CSV,  /* -c, --csv: a header line, then a line per record */
+};
+
+/* Global options, accepted anywhere on the line (clockctl.c). */
 struct ctl {
-	bool json; /* --json: machine output built with json-c */
+	enum ctl_format format;
+	bool verbose; /* -v: text tables and reports start with a legend */
 };
 
 /* A verb's entry point: argv[0] is the verb's name. Returns an exit status. */
@@ -44,6 +51,7 @@ verb_fn verb_tracking;
 verb_fn verb_timers;
 verb_fn verb_reload;
 verb_fn verb_run;
+verb_fn verb_wait;
 
 /* --- output.c --- */
 
@@ -60,12 +68,37 @@ int ctl_option_error(char **argv, const char *prefix, int c);
 /* Print @o as one line of JSON and drop the reference. */
 void ctl_json_print(struct json_object *o);
 
-/* Name of a clockd_status state: "live", "stale", "gone", "absent". */
-const char *ctl_state_name(uint32_t state);
+/*
+ * Print @o in the machine format of @ctl and drop the reference: JSON as
+ * it is; CSV, one record per line after a header line of the keys, where
+ * @o is an object (one record) or an array of objects (a record each), and
+ * a nested object's keys are joined with "." ("flags.synced"). @header
+ * false leaves the header line out (watch's later lines).
+ */
+void ctl_print(const struct ctl *ctl, struct json_object *o, bool header);
+
+/* CSV: the header line of the record @o alone (a table with no records
+ * still has its header), and drop the reference. */
+void ctl_csv_header(struct json_object *o);
+
+/* A point in time or a duration that may grow without bound, as the two
+ * exact JSON integers KEY_sec and KEY_nsec (nsec in 0..999999999, sec
+ * carrying the sign): no JSON reader that uses doubles loses a digit. */
+void ctl_json_add_time(struct json_object *o, const char *key, int64_t ns);
+
+/* -v: print @legend (lines of "  COLUMN  meaning") before a text table. */
+void ctl_legend(const struct ctl *ctl, const char *legend);
+
+/* strerror(@err), but saying what to do where there is something to do:
+ * EACCES/EPERM name the group clockd and root. */
+const char *ctl_strerror(int err);
 
 /* Fill *@st. When the daemon is not live, print why on stderr (naming
- * the page path) and return CTL_EXIT_DAEMON; else 0. */
+ * the page path: "stale (no update for N ms)", "gone", ...) and return
+ * CTL_EXIT_DAEMON; else 0. */
 int ctl_require_live(struct clockd_status *st);
+/* The same explanation for a status already taken (not live). */
+void ctl_explain(const struct clockd_status *st);
 /* A read of the page failed with @err: explain it the same way (the
  * library's status says whether the daemon is absent, stale or gone). */
 int ctl_read_failed(int err);

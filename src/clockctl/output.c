@@ -61,18 +61,116 @@ void ctl_json_print(struct json_object *o)
 	json_object_put(o);
 }
 
-const char *ctl_state_name(uint32_t state)
+/* CSV: one field, quoted when it holds a comma, a quote or a line break
+ * (RFC 4180). */
+static void csv_field(const char *v)
 {
-	static const char *const names[] = {
-		[CLOCKD_STATE_ABSENT] = "absent",
-		[CLOCKD_STATE_LIVE] = "live",
-		[CLOCKD_STATE_STALE] = "stale",
-		[CLOCKD_STATE_GONE] = "gone",
-	};
+	if (!strpbrk(v, ",\"\r\n")) {
+		fputs(v, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '"')
+			putchar('"');
+		putchar(*v);
+	}
+	putchar('"');
+}
 
-	if (state < sizeof(names) / sizeof(names[0]) && names[state])
-		return names[state];
-	return "unknown";
+/* The fields of @o, depth first, nested objects' keys joined with ".":
+ * their names (@names) or their values. */
+static void csv_walk(struct json_object *o, const char *prefix, bool names, bool *first)
+{
+	json_object_object_foreach(o, key, val) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", key);
+		if (json_object_is_type(val, json_type_object)) {
+			csv_walk(val, name, names, first);
+			continue;
+		}
+		if (!*first)
+			putchar(',');
+		*first = false;
+		if (names)
+			csv_field(name);
+		else if (val) /* null: an empty field */
+			csv_field(json_object_is_type(val, json_type_string) ? json_object_get_string(val)
+									  : json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
+	}
+}
+
+static void csv_line(struct json_object *o, bool names)
+{
+	bool first = true;
+
+	csv_walk(o, "", names, &first);
+	putchar('\n');
+}
+
+void ctl_print(const struct ctl *ctl, struct json_object *o, bool header)
+{
+	size_t n;
+
+	if (ctl->format == CTL_JSON) {
+		ctl_json_print(o);
+		return;
+	}
+	if (!json_object_is_type(o, json_type_array)) {
+		if (header)
+			csv_line(o, true);
+		csv_line(o, false);
+		json_object_put(o);
+		return;
+	}
+	n = json_object_array_length(o);
+	if (header && n > 0)
+		csv_line(json_object_array_get_idx(o, 0), true);
+	for (size_t i = 0; i < n; i++)
+		csv_line(json_object_array_get_idx(o, i), false);
+	json_object_put(o);
+}
+
+void ctl_csv_header(struct json_object *o)
+{
+	csv_line(o, true);
+	json_object_put(o);
+}
+
+void ctl_json_add_time(struct json_object *o, const char *key, int64_t ns)
+{
+	/* Floor division: -0.5 s is sec -1, nsec 500000000. */
+	int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
+	char name[64];
+
+	if (nsec < 0) {
+		sec--;
+		nsec += 1000000000;
+	}
+	snprintf(name, sizeof(name), "%s_sec", key);
+	json_object_object_add(o, name, json_object_new_int64(sec));
+	snprintf(name, sizeof(name), "%s_nsec", key);
+	json_object_object_add(o, name, json_object_new_int64(nsec));
+}
+
+void ctl_legend(const struct ctl *ctl, const char *legend)
+{
+	if (ctl->verbose && ctl->format == CTL_TEXT)
+		printf("%s\n", legend);
+}
+
+const char *ctl_strerror(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return "permission denied: join the group clockd, or run as root";
+	case ESTALE:
+		return "stale: the daemon stopped updating its page (see 'clockctl status')";
+	default:
+		return strerror(err);
+	}
 }
 
 const char *ctl_fmt_ns(char *buf, size_t len, int64_t ns)
@@ -86,20 +184,23 @@ const char *ctl_fmt_ns(char *buf, size_t len, int64_t ns)
 	return buf;
 }
 
-/* Why the daemon behind *@st cannot answer, in a few words. */
-static void explain(const struct clockd_status *st)
+void ctl_explain(const struct clockd_status *st)
 {
 	switch (st->state) {
 	case CLOCKD_STATE_STALE:
-		ctl_error("time page %s: stale: not updated for %" PRId64 " ms (limit %" PRIu64 " ms)",
-			  st->page_path, st->age_ns / 1000000, st->stale_ns / 1000000);
+		ctl_error("time page %s: stale (no update for %" PRId64 " ms, limit %" PRIu64 " ms): "
+			  "the daemon (pid %" PRIu32 ") is alive but silent",
+			  st->page_path, st->age_ns / 1000000, st->stale_ns / 1000000, st->pid);
 		break;
 	case CLOCKD_STATE_GONE:
 		ctl_error("time page %s: gone: its daemon (pid %" PRIu32 ") exited or was killed",
 			  st->page_path, st->pid);
 		break;
+	case CLOCKD_STATE_LIVE:
+		break;
 	default:
-		ctl_error("time page %s: %s", st->page_path, strerror(st->errno_hint));
+		ctl_error("time page %s: %s%s", st->page_path, ctl_strerror(st->errno_hint),
+			  st->errno_hint == ENOENT ? " (is clockd running? see --page)" : "");
 		break;
 	}
 }
@@ -107,12 +208,12 @@ static void explain(const struct clockd_status *st)
 int ctl_require_live(struct clockd_status *st)
 {
 	if (clockd_status(st, sizeof(*st)) < 0) {
-		ctl_error("clockd_status: %s", strerror(errno));
+		ctl_error("clockd_status: %s", ctl_strerror(errno));
 		return CTL_EXIT_DAEMON;
 	}
 	if (st->state == CLOCKD_STATE_LIVE)
 		return 0;
-	explain(st);
+	ctl_explain(st);
 	return CTL_EXIT_DAEMON;
 }
 
@@ -124,8 +225,8 @@ int ctl_read_failed(int err)
 	 * status taken now names the reason; if it finds the daemon live
 	 * again, report the read's own errno. */
 	if (clockd_status(&st, sizeof(st)) == 0 && st.state != CLOCKD_STATE_LIVE)
-		explain(&st);
+		ctl_explain(&st);
 	else
-		ctl_error("time page %s: %s", st.page_path, strerror(err));
+		ctl_error("time page %s: %s", st.page_path, ctl_strerror(err));
 	return CTL_EXIT_DAEMON;
 }

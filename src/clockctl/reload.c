@@ -40,11 +40,11 @@ int verb_reload(const struct ctl *ctl, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	if (clockd_status(&st, sizeof(st)) < 0) {
-		ctl_error("clockd_status: %s", strerror(errno));
+		ctl_error("clockd_status: %s", ctl_strerror(errno));
 		return CTL_EXIT_DAEMON;
 	}
 	if (st.state != CLOCKD_STATE_LIVE && st.state != CLOCKD_STATE_STALE) {
-		ctl_error("no daemon to reload: the page says %s", ctl_state_name(st.state));
+		ctl_error("no daemon to reload: the page says %s", clockd_state_name(st.state));
 		return CTL_EXIT_DAEMON;
 	}
 	if (st.pid == 0 || !daemon_pid_is_clockd(st.pid)) {
@@ -52,15 +52,18 @@ int verb_reload(const struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_DAEMON;
 	}
 	if (kill((pid_t)st.pid, SIGHUP) < 0) {
-		ctl_error("cannot signal clockd (pid %u): %s", (unsigned)st.pid, strerror(errno));
+		/* kill(2)'s rule: the group clockd does not help here. */
+		ctl_error("cannot signal clockd (pid %u): %s", (unsigned)st.pid,
+			  errno == EPERM ? "permission denied: run as root or as the daemon's user"
+					 : strerror(errno));
 		return CTL_EXIT_DAEMON;
 	}
-	if (ctl->json) {
+	if (ctl->format != CTL_TEXT) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "reload", json_object_new_string("requested"));
 		json_object_object_add(o, "pid", json_object_new_uint64(st.pid));
-		ctl_json_print(o);
+		ctl_print(ctl, o, true);
 	} else {
 		printf("reload requested from clockd (pid %u); its log tells the outcome\n", (unsigned)st.pid);
 	}

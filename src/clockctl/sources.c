@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * clockctl sources: the daemon's clocksources and tick devices, in order of
- * preference, with their state (clockd_devices()).
+ * clockctl sources: the daemon's clocksources, tick devices and reference,
+ * in order of preference, with their state (clockd_devices()). The states
+ * are those the daemon last published: when it is stale or gone they are
+ * not current, so the verb says so and exits 1 instead.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,33 +14,48 @@
 #include <clockd/page.h>
 
 #include "clockctl/clockctl.h"
-#include "shared/devnames.h"
+
+static const char legend[] =
+	"  ROLE      source (a clocksource), tick (a tick device) or ref (the reference)\n"
+	"  NAME      driver, in order of preference within the role\n"
+	"  STATE     active (in use), standby, fault (failed; see FAULT), unavailable\n"
+	"  FAULT     the last fault seen: none, open, stalled, backwards, stepped,\n"
+	"            gone, error\n"
+	"  FAULTS    fault events since the daemon started\n"
+	"  SPURIOUS  tick devices and references: pulses rejected as spurious\n"
+	"  MISSED    tick devices and references: pulses that did not come\n"
+	"  SINCE     time since the last change of STATE\n"
+	"  DEVICE    device path or detail (- for none)\n";
 
 static struct json_object *device_json(const struct clockd_device *d, int64_t now)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "role", json_object_new_string(dev_role_name(d->role)));
+	json_object_object_add(o, "role", json_object_new_string(clockd_device_role_name(d->role)));
 	json_object_object_add(o, "name", json_object_new_string(d->name));
-	json_object_object_add(o, "state", json_object_new_string(dev_state_name(d->state)));
-	json_object_object_add(o, "fault", json_object_new_string(dev_fault_name(d->fault)));
+	json_object_object_add(o, "state", json_object_new_string(clockd_device_state_name(d->state)));
+	json_object_object_add(o, "fault", json_object_new_string(clockd_fault_name(d->fault)));
 	json_object_object_add(o, "device", json_object_new_string(d->device));
 	json_object_object_add(o, "faults", json_object_new_uint64(d->faults));
 	json_object_object_add(o, "spurious", json_object_new_uint64(d->spurious));
 	json_object_object_add(o, "missed", json_object_new_uint64(d->missed));
-	json_object_object_add(o, "since_s", json_object_new_double((double)(now - d->since_ns) / 1e9));
+	ctl_json_add_time(o, "since", now - d->since_ns);
 	return o;
 }
 
 int verb_sources(const struct ctl *ctl, int argc, char **argv)
 {
 	struct clockd_device dev[CLOCKD_PAGE_MAX_DEVICES];
+	struct clockd_status st;
 	struct timespec ts;
 	int64_t now;
-	int n;
+	int n, rc;
 
 	(void)argc;
 	(void)argv;
+	rc = ctl_require_live(&st);
+	if (rc)
+		return rc;
 	n = clockd_devices(dev, CLOCKD_PAGE_MAX_DEVICES);
 	if (n < 0)
 		return ctl_read_failed(errno);
@@ -46,15 +63,24 @@ int verb_sources(const struct ctl *ctl, int argc, char **argv)
 		n = CLOCKD_PAGE_MAX_DEVICES;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ctl_ts_ns(&ts);
-	if (ctl->json) {
+	if (ctl->format == CTL_JSON) {
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
 		for (int i = 0; i < n; i++)
 			json_object_array_add(arr, device_json(&dev[i], now));
 		json_object_object_add(o, "devices", arr);
-		ctl_json_print(o);
+		ctl_print(ctl, o, true);
 		return CTL_EXIT_OK;
 	}
+	if (ctl->format == CTL_CSV) {
+		struct json_object *arr = json_object_new_array();
+
+		for (int i = 0; i < n; i++)
+			json_object_array_add(arr, device_json(&dev[i], now));
+		ctl_print(ctl, arr, true);
+		return CTL_EXIT_OK;
+	}
+	ctl_legend(ctl, legend);
 	printf("%-6s %-8s %-11s %-9s %6s %8s %8s %10s  %s\n", "ROLE", "NAME", "STATE", "FAULT", "FAULTS",
 	       "SPURIOUS", "MISSED", "SINCE", "DEVICE");
 	for (int i = 0; i < n; i++) {
@@ -62,8 +88,9 @@ int verb_sources(const struct ctl *ctl, int argc, char **argv)
 
 		snprintf(since, sizeof(since), "%.1fs", (double)(now - dev[i].since_ns) / 1e9);
 		printf("%-6s %-8s %-11s %-9s %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10s  %s\n",
-		       dev_role_name(dev[i].role), dev[i].name, dev_state_name(dev[i].state), dev_fault_name(dev[i].fault),
-		       dev[i].faults, dev[i].spurious, dev[i].missed, since, dev[i].device[0] ? dev[i].device : "-");
+		       clockd_device_role_name(dev[i].role), dev[i].name, clockd_device_state_name(dev[i].state),
+		       clockd_fault_name(dev[i].fault), dev[i].faults, dev[i].spurious, dev[i].missed, since,
+		       dev[i].device[0] ? dev[i].device : "-");
 	}
 	return CTL_EXIT_OK;
 }

@@ -2,7 +2,8 @@
 /*
  * clockctl status: everything clockd_status() reports. The report is
  * printed whatever the state; the exit status says whether the daemon is
- * live (0) or not (3), as systemctl status does.
+ * live (0) or not (1, with the reason on stderr), as every verb that
+ * reads the daemon says it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,13 +46,14 @@ static void describe_state(const struct clockd_status *st, char *buf, size_t len
 		snprintf(buf, len, "a daemon owns the page and updates it");
 		break;
 	case CLOCKD_STATE_STALE:
-		snprintf(buf, len, "the daemon is alive but has not updated the page in time");
+		snprintf(buf, len, "no update for %" PRId64 " ms: the daemon is alive but silent",
+			 st->age_ns / 1000000);
 		break;
 	case CLOCKD_STATE_GONE:
 		snprintf(buf, len, "the daemon that wrote the page exited or was killed");
 		break;
 	default:
-		snprintf(buf, len, "%s", strerror(st->errno_hint));
+		snprintf(buf, len, "%s", ctl_strerror(st->errno_hint));
 		break;
 	}
 }
@@ -99,7 +101,7 @@ static void status_text(const struct clockd_status *st)
 	char why[128], num[32];
 
 	describe_state(st, why, sizeof(why));
-	FIELD("state", "%s (%s)", ctl_state_name(st->state), why);
+	FIELD("state", "%s (%s)", clockd_state_name(st->state), why);
 	FIELD("page", "%s", st->page_path);
 	if (st->state == CLOCKD_STATE_ABSENT)
 		return;
@@ -115,8 +117,8 @@ static void status_text(const struct clockd_status *st)
 	      (double)st->stale_ns / 1e6);
 	print_flags(st->flags);
 	FIELD("vclock", "%s", vclock_name(st->vclock_mode));
-	FIELD("discipline", "offset %+" PRId64 " ns, frequency %+" PRId64 " ppb", st->offset_ns,
-	      st->freq_ppb);
+	FIELD("discipline", "offset %+" PRId64 " ns, frequency %+.3f ppm", st->offset_ns,
+	      (double)st->freq_ppb / 1000.0);
 }
 
 static struct json_object *flags_json(uint32_t flags)
@@ -130,15 +132,15 @@ static struct json_object *flags_json(uint32_t flags)
 	return o;
 }
 
-static void status_json(const struct clockd_status *st)
+static void status_json(const struct ctl *ctl, const struct clockd_status *st)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "state", json_object_new_string(ctl_state_name(st->state)));
+	json_object_object_add(o, "state", json_object_new_string(clockd_state_name(st->state)));
 	json_object_object_add(o, "page", json_object_new_string(st->page_path));
 	if (st->state != CLOCKD_STATE_LIVE) {
 		json_object_object_add(o, "errno", json_object_new_int(st->errno_hint));
-		json_object_object_add(o, "error", json_object_new_string(strerror(st->errno_hint)));
+		json_object_object_add(o, "error", json_object_new_string(ctl_strerror(st->errno_hint)));
 	}
 	if (st->state != CLOCKD_STATE_ABSENT) {
 		json_object_object_add(o, "pid", json_object_new_uint64(st->pid));
@@ -150,16 +152,16 @@ static void status_json(const struct clockd_status *st)
 		json_object_object_add(o, "xtime_sec", json_object_new_int64(st->xtime_sec));
 		json_object_object_add(o, "xtime_nsec", json_object_new_int64(st->xtime_nsec));
 		json_object_object_add(o, "generation", json_object_new_uint64(st->generation));
-		json_object_object_add(o, "monotonic_ns", json_object_new_int64(st->mono_ns));
-		json_object_object_add(o, "uptime_ns", json_object_new_int64(st->uptime_ns));
-		json_object_object_add(o, "age_ns", json_object_new_int64(st->age_ns));
+		ctl_json_add_time(o, "monotonic", st->mono_ns);
+		ctl_json_add_time(o, "uptime", st->uptime_ns);
+		ctl_json_add_time(o, "age", st->age_ns);
 		json_object_object_add(o, "stale_ns", json_object_new_uint64(st->stale_ns));
 		json_object_object_add(o, "flags", flags_json(st->flags));
 		json_object_object_add(o, "vclock", json_object_new_string(vclock_name(st->vclock_mode)));
 		json_object_object_add(o, "offset_ns", json_object_new_int64(st->offset_ns));
 		json_object_object_add(o, "freq_ppb", json_object_new_int64(st->freq_ppb));
 	}
-	ctl_json_print(o);
+	ctl_print(ctl, o, true);
 }
 
 int verb_status(const struct ctl *ctl, int argc, char **argv)
@@ -167,12 +169,15 @@ int verb_status(const struct ctl *ctl, int argc, char **argv)
 	struct clockd_status st;
 
 	if (clockd_status(&st, sizeof(st)) < 0) {
-		ctl_error("clockd_status: %s", strerror(errno));
+		ctl_error("clockd_status: %s", ctl_strerror(errno));
 		return CTL_EXIT_DAEMON;
 	}
-	if (ctl->json)
-		status_json(&st);
+	if (ctl->format != CTL_TEXT)
+		status_json(ctl, &st);
 	else
 		status_text(&st);
-	return st.state == CLOCKD_STATE_LIVE ? CTL_EXIT_OK : CTL_EXIT_NOT_LIVE;
+	if (st.state == CLOCKD_STATE_LIVE)
+		return CTL_EXIT_OK;
+	ctl_explain(&st);
+	return CTL_EXIT_DAEMON;
 }

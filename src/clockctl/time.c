@@ -34,16 +34,26 @@ static int read_clock(size_t i, struct reading *r)
 	return 0;
 }
 
-static struct json_object *reading_json(const struct reading *r)
+static const char time_legend[] =
+	"  CLOCK       the clockd clock (CLOCKD_REALTIME, ...)\n"
+	"  VALUE       its reading, seconds.nanoseconds\n"
+	"  RESOLUTION  its resolution (clockd_clock_getres)\n"
+	"  KERNEL      the kernel's clock of the same kind, read right after\n"
+	"  DIFFERENCE  VALUE - KERNEL\n";
+
+/* Times as sec and nsec only (a realtime count of ns is above 2^53). */
+static struct json_object *reading_json(const char *name, const struct reading *r)
 {
 	struct json_object *o = json_object_new_object();
 	int64_t ns = ctl_ts_ns(&r->ts), kns = ctl_ts_ns(&r->kernel);
 
+	if (name)
+		json_object_object_add(o, "clock", json_object_new_string(name));
 	json_object_object_add(o, "sec", json_object_new_int64(r->ts.tv_sec));
 	json_object_object_add(o, "nsec", json_object_new_int64(r->ts.tv_nsec));
-	json_object_object_add(o, "ns", json_object_new_int64(ns));
 	json_object_object_add(o, "res_ns", json_object_new_int64(ctl_ts_ns(&r->res)));
-	json_object_object_add(o, "kernel_ns", json_object_new_int64(kns));
+	json_object_object_add(o, "kernel_sec", json_object_new_int64(r->kernel.tv_sec));
+	json_object_object_add(o, "kernel_nsec", json_object_new_int64(r->kernel.tv_nsec));
 	json_object_object_add(o, "diff_ns", json_object_new_int64(ns - kns));
 	return o;
 }
@@ -73,13 +83,21 @@ int verb_time(const struct ctl *ctl, int argc, char **argv)
 		if (err)
 			return ctl_read_failed(err);
 	}
-	if (ctl->json) {
+	if (ctl->format == CTL_JSON) {
 		o = json_object_new_object();
 		for (size_t i = 0; i < N_CLOCKS; i++)
-			json_object_object_add(o, clocks[i].name, reading_json(&r[i]));
-		ctl_json_print(o);
+			json_object_object_add(o, clocks[i].name, reading_json(NULL, &r[i]));
+		ctl_print(ctl, o, true);
 		return CTL_EXIT_OK;
 	}
+	if (ctl->format == CTL_CSV) {
+		o = json_object_new_array();
+		for (size_t i = 0; i < N_CLOCKS; i++)
+			json_object_array_add(o, reading_json(clocks[i].name, &r[i]));
+		ctl_print(ctl, o, true);
+		return CTL_EXIT_OK;
+	}
+	ctl_legend(ctl, time_legend);
 	printf("%-17s %21s %13s %21s %15s\n", "CLOCK", "VALUE", "RESOLUTION", "KERNEL", "DIFFERENCE");
 	for (size_t i = 0; i < N_CLOCKS; i++)
 		reading_text(clocks[i].name, &r[i]);
@@ -143,7 +161,7 @@ int verb_jiffies(const struct ctl *ctl, int argc, char **argv)
 	/* Ticks left before the 32-bit view passes 0xffffffff to 0. */
 	to_wrap = (uint64_t)UINT32_MAX + 1 - v.j32;
 	since_start_ms = clockd_jiffies_to_msecs(v.j64 - st.initial_jiffies);
-	if (ctl->json) {
+	if (ctl->format != CTL_TEXT) {
 		o = json_object_new_object();
 		json_object_object_add(o, "jiffies_64", json_object_new_uint64(v.j64));
 		json_object_object_add(o, "jiffies_32", json_object_new_uint64(v.j32));
@@ -153,7 +171,7 @@ int verb_jiffies(const struct ctl *ctl, int argc, char **argv)
 		json_object_object_add(o, "ticks_to_wrap", json_object_new_uint64(to_wrap));
 		json_object_object_add(o, "seconds_to_wrap", seconds_json(to_wrap, v.hz));
 		json_object_object_add(o, "since_initial_ms", json_object_new_uint64(since_start_ms));
-		ctl_json_print(o);
+		ctl_print(ctl, o, true);
 		return CTL_EXIT_OK;
 	}
 	printf("%16s: %" PRIu64 "\n", "jiffies_64", v.j64);

@@ -1,150 +1,66 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * clockctl timers: the daemon's timer bases and timer clients, asked over
- * the control socket (CPU_STATS and CLIENT_STATS, shared/ctlproto.h: a
- * monitor needs no HELLO). The one verb that does not read the page: the
- * socket is $CLOCKD_SOCKET, else CLOCKD_DEFAULT_SOCKET, or --socket PATH.
+ * clockctl timers: the daemon's timer bases and timer clients,
+ * clockd_timer_cpu_stats() and clockd_timer_client_stats(), which ask the
+ * control socket: $CLOCKD_SOCKET, else the file "control" beside the page,
+ * or --socket PATH (which sets $CLOCKD_SOCKET). Without --socket the page
+ * must be live, as for every verb that reads the daemon.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clockctl/clockctl.h"
-#include "shared/ctlproto.h"
-#include "shared/paths.h"
 
-#define REPLY_TIMEOUT_MS 5000
 #define MAX_ROWS 4096 /* more clients than max_clients allows: a broken daemon */
 
-struct timers_conn {
-	int fd;
-	const char *path;
-	uint32_t seq;
+static const char legend[] =
+	"Timer bases, one per CPU:\n"
+	"  CPU            the CPU the base's thread is pinned to\n"
+	"  clients        clients with a delivery ring on that CPU\n"
+	"  pending jif/ns pending timers: on the jiffies wheel / nanosecond timers\n"
+	"  fired          expiries delivered\n"
+	"  overruns       expiries folded into overrun counts (periodic timers)\n"
+	"  next ms        time to the next expiry (- for none)\n"
+	"  late           lateness of recent expiries: median/99th percentile/max\n"
+	"Timer clients:\n"
+	"  PID, UID       the client process and its user (SO_PEERCRED)\n"
+	"  pending        its pending timers\n"
+	"  fired, overruns  as above, for this client\n"
+	"  dropped        records its full delivery rings could not take\n";
+
+struct timers_view {
+	struct clockd_timer_cpu_stats *cpus;
+	struct clockd_timer_client_stats *clients;
+	int ncpus, nclients;
+	const char *socket; /* for JSON: where they were asked */
+	int64_t now;        /* kernel CLOCK_MONOTONIC, ns */
 };
 
-static int timers_connect(struct timers_conn *tc)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	if (strlen(tc->path) >= sizeof(sa.sun_path)) {
-		ctl_error("%s: socket path longer than %zu bytes", tc->path, sizeof(sa.sun_path) - 1);
-		return CTL_EXIT_USAGE;
-	}
-	memcpy(sa.sun_path, tc->path, strlen(tc->path));
-	tc->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (tc->fd < 0 || connect(tc->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ctl_error("%s: cannot connect to the daemon's control socket: %s", tc->path, strerror(errno));
-		return CTL_EXIT_DAEMON;
-	}
-	return 0;
-}
-
-/*
- * Ask for the @index-th entry of @type and wait for the answer: 0 with
- * *@reply filled, -1 for ERROR ENOENT (past the last), or an exit status
- * after a message.
- */
-static int timers_ask(struct timers_conn *tc, uint16_t type, uint32_t index, struct ctl_msg *reply)
-{
-	unsigned char buf[CTL_MSG_MAX + 1];
-	struct pollfd pfd = { .fd = tc->fd, .events = POLLIN };
-	struct ctl_msg req;
-	char why[CTL_WHY_MAX];
-	ssize_t n = -1;
-	size_t len;
-
-	ctl_msg_init(&req, type, ++tc->seq);
-	req.u.index.index = index;
-	len = ctl_encode(&req, buf, sizeof(buf));
-	/* A daemon that refused us (too many clients) may have closed before
-	 * the send: its ERROR saying why is still there to be read. */
-	if (send(tc->fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len && errno != EPIPE && errno != ECONNRESET)
-		goto io_error;
-	if (poll(&pfd, 1, REPLY_TIMEOUT_MS) != 1) {
-		ctl_error("%s: no answer to %s within %d ms", tc->path, ctl_type_name(type), REPLY_TIMEOUT_MS);
-		return CTL_EXIT_DAEMON;
-	}
-	n = recv(tc->fd, buf, sizeof(buf), MSG_TRUNC);
-	/* Closed with our request unread: the reset comes first, then the
-	 * ERROR the daemon sent, if it sent one. */
-	if (n < 0 && errno == ECONNRESET) {
-		n = recv(tc->fd, buf, sizeof(buf), MSG_TRUNC | MSG_DONTWAIT);
-		if (n < 0)
-			errno = ECONNRESET;
-	}
-	if (n <= 0)
-		goto io_error;
-	if (ctl_decode(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), NULL, reply, why, sizeof(why)) < 0) {
-		ctl_error("%s: bad answer to %s: %s", tc->path, ctl_type_name(type), why);
-		return CTL_EXIT_DAEMON;
-	}
-	if (reply->type == CTL_ERROR && reply->u.error.errno_code == ENOENT)
-		return -1;
-	if (reply->type == CTL_ERROR) {
-		ctl_error("%s: %s refused: %s (%s)", tc->path, ctl_type_name(type), reply->u.error.why,
-			  strerror(reply->u.error.errno_code));
-		return CTL_EXIT_DAEMON;
-	}
-	if (reply->type != (type | CTL_REPLY) || reply->seq != tc->seq) {
-		ctl_error("%s: answer %s to %s", tc->path, ctl_type_name(reply->type), ctl_type_name(type));
-		return CTL_EXIT_DAEMON;
-	}
-	return 0;
-io_error:
-	ctl_error("%s: %s", tc->path, n == 0 ? "the daemon closed the connection" : strerror(errno));
-	return CTL_EXIT_DAEMON;
-}
-
-/* Every entry of @type into @rows (at most MAX_ROWS); 0 or an exit status. */
-static int timers_collect(struct timers_conn *tc, uint16_t type, struct ctl_msg *rows, unsigned *n)
-{
-	for (*n = 0; *n < MAX_ROWS; (*n)++) {
-		int rc = timers_ask(tc, type, *n, &rows[*n]);
-
-		if (rc < 0)
-			return 0;
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ctl_ts_ns(&ts);
-}
-
 /* ms from now to a kernel CLOCK_MONOTONIC time; false for none. */
-static bool next_ms(uint64_t next_ns, int64_t now, double *ms)
+static bool next_ms(int64_t next_ns, int64_t now, double *ms)
 {
-	if (next_ns == UINT64_MAX)
+	if (next_ns < 0)
 		return false;
-	*ms = (double)((int64_t)next_ns - now) / 1e6;
+	*ms = (double)(next_ns - now) / 1e6;
 	return true;
 }
 
-static void cpus_text(const struct ctl_msg *rows, unsigned n, int64_t now)
+static void cpus_text(const struct timers_view *v)
 {
 	printf("%-4s %7s %15s %12s %10s %10s  %s\n", "CPU", "clients", "pending jif/ns", "fired", "overruns",
 	       "next ms", "late p50/p99/max us");
-	for (unsigned i = 0; i < n; i++) {
-		const struct ctl_cpu_stats_reply *r = &rows[i].u.cpu_stats_reply;
+	for (int i = 0; i < v->ncpus; i++) {
+		const struct clockd_timer_cpu_stats *r = &v->cpus[i];
 		char pending[40], next[24] = "-";
 		double ms;
 
 		snprintf(pending, sizeof(pending), "%" PRIu64 "/%" PRIu64, r->pending_jiffies, r->pending_ns);
-		if (next_ms(r->next_expiry_ns, now, &ms))
+		if (next_ms(r->next_expiry_ns, v->now, &ms))
 			snprintf(next, sizeof(next), "%.3f", ms);
 		printf("%-4" PRIu32 " %7" PRIu32 " %15s %12" PRIu64 " %10" PRIu64 " %10s  %.1f/%.1f/%.1f\n", r->cpu,
 		       r->clients, pending, r->fired, r->overruns, next, (double)r->late_p50_ns / 1e3,
@@ -152,24 +68,26 @@ static void cpus_text(const struct ctl_msg *rows, unsigned n, int64_t now)
 	}
 }
 
-static void clients_text(const struct ctl_msg *rows, unsigned n)
+static void clients_text(const struct timers_view *v)
 {
 	printf("\n%-8s %-8s %10s %12s %10s %10s\n", "PID", "UID", "pending", "fired", "overruns", "dropped");
-	for (unsigned i = 0; i < n; i++) {
-		const struct ctl_client_stats_reply *r = &rows[i].u.client_stats_reply;
+	for (int i = 0; i < v->nclients; i++) {
+		const struct clockd_timer_client_stats *r = &v->clients[i];
 
 		printf("%-8" PRIu32 " %-8" PRIu32 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
 		       r->pid, r->uid, r->pending, r->fired, r->overruns, r->dropped);
 	}
-	if (n == 0)
+	if (v->nclients == 0)
 		printf("(no timer clients)\n");
 }
 
-static struct json_object *cpu_json(const struct ctl_cpu_stats_reply *r, int64_t now)
+static struct json_object *cpu_json(const struct clockd_timer_cpu_stats *r, int64_t now, bool csv)
 {
 	struct json_object *o = json_object_new_object();
 	double ms;
 
+	if (csv)
+		json_object_object_add(o, "record", json_object_new_string("cpu"));
 	json_object_object_add(o, "cpu", json_object_new_int64(r->cpu));
 	json_object_object_add(o, "clients", json_object_new_int64(r->clients));
 	json_object_object_add(o, "pending_jiffies", json_object_new_uint64(r->pending_jiffies));
@@ -184,10 +102,12 @@ static struct json_object *cpu_json(const struct ctl_cpu_stats_reply *r, int64_t
 	return o;
 }
 
-static struct json_object *client_json(const struct ctl_client_stats_reply *r)
+static struct json_object *client_json(const struct clockd_timer_client_stats *r, bool csv)
 {
 	struct json_object *o = json_object_new_object();
 
+	if (csv)
+		json_object_object_add(o, "record", json_object_new_string("client"));
 	json_object_object_add(o, "pid", json_object_new_int64(r->pid));
 	json_object_object_add(o, "uid", json_object_new_int64(r->uid));
 	json_object_object_add(o, "pending", json_object_new_uint64(r->pending));
@@ -197,28 +117,39 @@ static struct json_object *client_json(const struct ctl_client_stats_reply *r)
 	return o;
 }
 
-static void timers_json(const char *path, const struct ctl_msg *cpus, unsigned ncpus,
-			const struct ctl_msg *clients, unsigned nclients, int64_t now)
+/* JSON: one object. CSV: two tables, the CPUs then the clients, each with
+ * its header line; the first field (record) says which. */
+static void timers_machine(const struct ctl *ctl, const struct timers_view *v)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array(),
-			   *b = json_object_new_array();
+	bool csv = ctl->format == CTL_CSV;
+	struct json_object *a = json_object_new_array(), *b = json_object_new_array(), *o;
 
-	for (unsigned i = 0; i < ncpus; i++)
-		json_object_array_add(a, cpu_json(&cpus[i].u.cpu_stats_reply, now));
-	for (unsigned i = 0; i < nclients; i++)
-		json_object_array_add(b, client_json(&clients[i].u.client_stats_reply));
-	json_object_object_add(o, "socket", json_object_new_string(path));
+	for (int i = 0; i < v->ncpus; i++)
+		json_object_array_add(a, cpu_json(&v->cpus[i], v->now, csv));
+	for (int i = 0; i < v->nclients; i++)
+		json_object_array_add(b, client_json(&v->clients[i], csv));
+	if (csv) {
+		const struct clockd_timer_client_stats none = { 0 };
+
+		ctl_print(ctl, a, true);
+		if (v->nclients == 0)
+			ctl_csv_header(client_json(&none, true));
+		ctl_print(ctl, b, true);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "socket", json_object_new_string(v->socket));
 	json_object_object_add(o, "cpus", a);
 	json_object_object_add(o, "clients", b);
-	ctl_json_print(o);
+	ctl_print(ctl, o, true);
 }
 
-static int parse_timers_args(int argc, char **argv, const char **path, bool *json)
+/* --socket PATH: sets $CLOCKD_SOCKET, which the library reads. */
+static int parse_timers_args(int argc, char **argv, bool *socket_given)
 {
-	enum { OPT_SOCKET = CTL_OPT_LONG, OPT_JSON };
+	enum { OPT_SOCKET = CTL_OPT_LONG };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -230,9 +161,12 @@ static int parse_timers_args(int argc, char **argv, const char **path, bool *jso
 		case OPT_SOCKET:
 			if (!*optarg)
 				return ctl_usage_error("timers: --socket: empty path");
-			*path = optarg;
+			if (setenv("CLOCKD_SOCKET", optarg, 1) < 0) {
+				ctl_error("setenv CLOCKD_SOCKET: %s", strerror(errno));
+				return CTL_EXIT_USAGE;
+			}
+			*socket_given = true;
 			break;
-		case OPT_JSON: *json = true; break;
 		default: return ctl_option_error(argv, "timers: ", c);
 		}
 	}
@@ -241,47 +175,83 @@ static int parse_timers_args(int argc, char **argv, const char **path, bool *jso
 	return 0;
 }
 
+/* The socket the library asks, for the messages and JSON: as
+ * clockd_timer_cpu_stats(3) says, $CLOCKD_SOCKET, else "control" beside
+ * the page. */
+static void socket_name(const struct clockd_status *st, char *buf, size_t len)
+{
+	const char *env = getenv("CLOCKD_SOCKET"), *slash = strrchr(st->page_path, '/');
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (slash)
+		snprintf(buf, len, "%.*s/control", (int)(slash - st->page_path), st->page_path);
+	else
+		snprintf(buf, len, "control");
+}
+
+/* Both lists into @v; 0 or an exit status after a message. */
+static int timers_collect(struct timers_view *v)
+{
+	v->ncpus = clockd_timer_cpu_stats(v->cpus, sizeof(*v->cpus), MAX_ROWS);
+	if (v->ncpus >= 0)
+		v->nclients = clockd_timer_client_stats(v->clients, sizeof(*v->clients), MAX_ROWS);
+	if (v->ncpus < 0 || v->nclients < 0) {
+		int err = errno;
+
+		ctl_error("%s: %s%s", v->socket, ctl_strerror(err),
+			  err == ENOENT || err == ECONNREFUSED ? " (no daemon listens there; see --socket)" : "");
+		return CTL_EXIT_DAEMON;
+	}
+	if (v->ncpus > MAX_ROWS)
+		v->ncpus = MAX_ROWS;
+	if (v->nclients > MAX_ROWS)
+		v->nclients = MAX_ROWS;
+	return 0;
+}
+
 int verb_timers(const struct ctl *ctl, int argc, char **argv)
 {
-	const char *env = getenv("CLOCKD_SOCKET"), *shm = getenv("CLOCKD_SHM");
-	char beside[108];
-	struct timers_conn tc = { .fd = -1, .path = env };
-
-	/* As the library: $CLOCKD_SOCKET, else beside the page. */
-	if (!env || !*env) {
-		if (socket_beside_page(shm && *shm ? shm : CLOCKD_DEFAULT_PAGE, beside, sizeof(beside)) < 0) {
-			ctl_error("the socket beside the page %s: path too long", shm);
-			return CTL_EXIT_USAGE;
-		}
-		tc.path = beside;
-	}
-	struct ctl_msg *cpus = calloc(MAX_ROWS, sizeof(*cpus)), *clients = calloc(MAX_ROWS, sizeof(*clients));
-	unsigned ncpus = 0, nclients = 0;
-	bool json = ctl->json;
+	struct timers_view v = { .ncpus = 0 };
+	struct clockd_status st = { .state = CLOCKD_STATE_ABSENT };
+	bool socket_given = false;
+	char sock[300];
+	struct timespec ts;
 	int rc;
 
-	if (!cpus || !clients) {
+	rc = parse_timers_args(argc, argv, &socket_given);
+	if (rc)
+		return rc;
+	if (!socket_given) {
+		rc = ctl_require_live(&st);
+		if (rc)
+			return rc;
+	} else if (clockd_status(&st, sizeof(st)) < 0) {
+		st.page_path[0] = '\0';
+	}
+	socket_name(&st, sock, sizeof(sock));
+	v.socket = sock;
+	v.cpus = calloc(MAX_ROWS, sizeof(*v.cpus));
+	v.clients = calloc(MAX_ROWS, sizeof(*v.clients));
+	if (!v.cpus || !v.clients) {
 		ctl_error("out of memory");
 		rc = CTL_EXIT_DAEMON;
 		goto out;
 	}
-	rc = parse_timers_args(argc, argv, &tc.path, &json);
-	if (rc == 0)
-		rc = timers_connect(&tc);
-	if (rc == 0)
-		rc = timers_collect(&tc, CTL_CPU_STATS, cpus, &ncpus);
-	if (rc == 0)
-		rc = timers_collect(&tc, CTL_CLIENT_STATS, clients, &nclients);
-	if (rc == 0 && json) {
-		timers_json(tc.path, cpus, ncpus, clients, nclients, now_mono_ns());
-	} else if (rc == 0) {
-		cpus_text(cpus, ncpus, now_mono_ns());
-		clients_text(clients, nclients);
+	rc = timers_collect(&v);
+	if (rc)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v.now = ctl_ts_ns(&ts);
+	if (ctl->format != CTL_TEXT) {
+		timers_machine(ctl, &v);
+	} else {
+		ctl_legend(ctl, legend);
+		cpus_text(&v);
+		clients_text(&v);
 	}
 out:
-	if (tc.fd >= 0)
-		close(tc.fd);
-	free(cpus);
-	free(clients);
+	free(v.cpus);
+	free(v.clients);
 	return rc;
 }

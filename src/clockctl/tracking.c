@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * clockctl tracking: how the clock follows its reference
- * (clockd_tracking()), after chronyc tracking.
+ * (clockd_tracking()), after chronyc tracking. A stale or gone daemon
+ * tracks nothing: the verb says so and exits 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,41 +11,65 @@
 #include <clockd/page.h>
 
 #include "clockctl/clockctl.h"
-#include "shared/devnames.h"
 
-static void tracking_json(const struct clockd_tracking *t)
+static const char legend[] =
+	"  reference    the reference driver and its device (none: free-running)\n"
+	"  state        none, unlocked, acquiring, locked or holdover; synced when locked\n"
+	"  offset       estimated offset of clockd's clock to the reference (clockd - ref)\n"
+	"  RMS offset   root mean square of the recent estimated offsets\n"
+	"  frequency    rate correction applied (ppm; JSON and CSV: freq_ppb)\n"
+	"  skew         estimated error of that frequency (ppm; skew_ppb)\n"
+	"  error bound  estimated maximum error of clockd's clock\n"
+	"  last update  time since the last reference event\n";
+
+/* "none" for no reference, as everywhere else a name is absent. */
+static const char *reference_name(const struct clockd_tracking *t)
+{
+	return t->reference[0] ? t->reference : "none";
+}
+
+static void tracking_json(const struct ctl *ctl, const struct clockd_tracking *t)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "reference", json_object_new_string(t->reference));
+	json_object_object_add(o, "reference", json_object_new_string(reference_name(t)));
 	json_object_object_add(o, "device", json_object_new_string(t->device));
-	json_object_object_add(o, "state", json_object_new_string(disc_state_name(t->state)));
+	json_object_object_add(o, "state", json_object_new_string(clockd_disc_state_name(t->state)));
 	json_object_object_add(o, "synced", json_object_new_boolean(t->synced));
 	json_object_object_add(o, "offset_ns", json_object_new_int64(t->offset_ns));
 	json_object_object_add(o, "rms_offset_ns", json_object_new_int64(t->rms_offset_ns));
-	json_object_object_add(o, "frequency_ppm", json_object_new_double((double)t->freq_ppb / 1000.0));
-	json_object_object_add(o, "skew_ppm", json_object_new_double((double)t->skew_ppb / 1000.0));
+	json_object_object_add(o, "freq_ppb", json_object_new_int64(t->freq_ppb));
+	json_object_object_add(o, "skew_ppb", json_object_new_int64(t->skew_ppb));
 	json_object_object_add(o, "error_bound_ns", json_object_new_uint64(t->error_bound_ns));
-	json_object_object_add(o, "last_update_s", t->since_event_ns < 0 ? json_object_new_null() :
-			       json_object_new_double((double)t->since_event_ns / 1e9));
-	ctl_json_print(o);
+	if (t->since_event_ns < 0) {
+		json_object_object_add(o, "last_update_sec", NULL);
+		json_object_object_add(o, "last_update_nsec", NULL);
+	} else {
+		ctl_json_add_time(o, "last_update", t->since_event_ns);
+	}
+	ctl_print(ctl, o, true);
 }
 
 int verb_tracking(const struct ctl *ctl, int argc, char **argv)
 {
 	struct clockd_tracking t;
+	struct clockd_status st;
+	int rc;
 
 	(void)argc;
 	(void)argv;
+	rc = ctl_require_live(&st);
+	if (rc)
+		return rc;
 	if (clockd_tracking(&t, sizeof(t)) < 0)
 		return ctl_read_failed(errno);
-	if (ctl->json) {
-		tracking_json(&t);
+	if (ctl->format != CTL_TEXT) {
+		tracking_json(ctl, &t);
 		return CTL_EXIT_OK;
 	}
-	printf("   reference: %s%s%s\n", t.reference[0] ? t.reference : "none", t.device[0] ? " " : "",
-	       t.device);
-	printf("       state: %s%s\n", disc_state_name(t.state), t.synced ? " (synced)" : "");
+	ctl_legend(ctl, legend);
+	printf("   reference: %s%s%s\n", reference_name(&t), t.device[0] ? " " : "", t.device);
+	printf("       state: %s%s\n", clockd_disc_state_name(t.state), t.synced ? " (synced)" : "");
 	printf("      offset: %+" PRId64 " ns\n", t.offset_ns);
 	printf("  RMS offset: %" PRId64 " ns\n", t.rms_offset_ns);
 	printf("   frequency: %+.3f ppm\n", (double)t.freq_ppb / 1000.0);

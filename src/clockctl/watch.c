@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * clockctl watch: a line per interval (a JSON object per line with --json)
- * until COUNT lines are printed or SIGINT/SIGTERM arrives. It reports the
- * daemon's state on every line rather than failing, so it can watch a
- * daemon stop and start again.
+ * until COUNT lines are printed or SIGINT/SIGTERM arrives. The first read
+ * must find the daemon live (else it exits 1, as the other verbs); after
+ * that it reports the daemon's state on every line rather than failing,
+ * so it can watch a daemon stop and start again.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -103,7 +104,14 @@ static int parse_watch_args(int argc, char **argv, int64_t *interval_ns, uint64_
 	return 0;
 }
 
+static const char legend[] =
+	"  jiffies    jiffies_64 of the page\n"
+	"  monotonic  CLOCKD_MONOTONIC, seconds.nanoseconds (- when it cannot be read)\n"
+	"  realtime   CLOCKD_REALTIME, seconds.nanoseconds (- when it cannot be read)\n"
+	"  state      the daemon: live, stale, gone or absent\n";
+
 struct sample {
+	struct clockd_status st;
 	uint32_t state;
 	uint64_t j64;
 	bool have_mono, have_real;
@@ -116,6 +124,7 @@ static void take_sample(struct sample *s)
 
 	memset(s, 0, sizeof(*s));
 	if (clockd_status(&st, sizeof(st)) == 0) {
+		s->st = st;
 		s->state = st.state;
 		s->j64 = st.jiffies_64;
 	}
@@ -123,18 +132,28 @@ static void take_sample(struct sample *s)
 	s->have_real = clockd_clock_gettime(CLOCKD_REALTIME, &s->real) == 0;
 }
 
-static void sample_json(const struct sample *s)
+/* JSON: the times as sec and nsec (exact in any reader); null for a
+ * clock that could not be read. */
+static void sample_json(const struct ctl *ctl, const struct sample *s, bool header)
 {
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "jiffies_64", s->state == CLOCKD_STATE_ABSENT
 							? NULL : json_object_new_uint64(s->j64));
-	json_object_object_add(o, "monotonic_ns",
-			       s->have_mono ? json_object_new_int64(ctl_ts_ns(&s->mono)) : NULL);
-	json_object_object_add(o, "realtime_ns",
-			       s->have_real ? json_object_new_int64(ctl_ts_ns(&s->real)) : NULL);
-	json_object_object_add(o, "state", json_object_new_string(ctl_state_name(s->state)));
-	ctl_json_print(o);
+	if (s->have_mono) {
+		ctl_json_add_time(o, "monotonic", ctl_ts_ns(&s->mono));
+	} else {
+		json_object_object_add(o, "monotonic_sec", NULL);
+		json_object_object_add(o, "monotonic_nsec", NULL);
+	}
+	if (s->have_real) {
+		ctl_json_add_time(o, "realtime", ctl_ts_ns(&s->real));
+	} else {
+		json_object_object_add(o, "realtime_sec", NULL);
+		json_object_object_add(o, "realtime_nsec", NULL);
+	}
+	json_object_object_add(o, "state", json_object_new_string(clockd_state_name(s->state)));
+	ctl_print(ctl, o, header);
 }
 
 static void sample_text(const struct sample *s)
@@ -148,7 +167,7 @@ static void sample_text(const struct sample *s)
 	if (s->have_real)
 		ctl_fmt_ns(real, sizeof(real), ctl_ts_ns(&s->real));
 	printf("jiffies %s  monotonic %s  realtime %s  %s\n", jif, mono, real,
-	       ctl_state_name(s->state));
+	       clockd_state_name(s->state));
 }
 
 static struct timespec ns_to_timespec(int64_t ns)
@@ -185,12 +204,20 @@ int verb_watch(const struct ctl *ctl, int argc, char **argv)
 	next = ctl_ts_ns(&now);
 	while (!watch_stop) {
 		take_sample(&s);
-		if (ctl->json)
-			sample_json(&s);
+		if (printed == 0 && s.state != CLOCKD_STATE_LIVE) {
+			if (s.state == CLOCKD_STATE_ABSENT)
+				return ctl_require_live(&s.st);
+			ctl_explain(&s.st);
+			return CTL_EXIT_DAEMON;
+		}
+		if (printed == 0)
+			ctl_legend(ctl, legend);
+		if (ctl->format != CTL_TEXT)
+			sample_json(ctl, &s, printed == 0);
 		else
 			sample_text(&s);
 		fflush(stdout);
-		if (count && ++printed == count)
+		if (++printed == count)
 			break;
 		next += interval_ns;
 		sleep_until(next);

@@ -117,7 +117,7 @@ static void conn_put(struct lib_conn *c)
 
 /* $CLOCKD_SOCKET, else the socket beside the page ($CLOCKD_SHM or the
  * default page: CLOCKD_DEFAULT_SOCKET). */
-static int socket_path(struct sockaddr_un *sa)
+int lib_socket_path(struct sockaddr_un *sa)
 {
 	const char *p = getenv("CLOCKD_SOCKET");
 
@@ -298,7 +298,7 @@ static int conn_open(struct lib_conn **out)
 	struct lib_conn *c;
 	int fds[MAX_FDS], nfds = 0, err;
 
-	err = socket_path(&sa);
+	err = lib_socket_path(&sa);
 	if (err < 0)
 		return err;
 	c = calloc(1, sizeof(*c));

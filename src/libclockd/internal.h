@@ -102,6 +102,11 @@ extern pthread_mutex_t lib_tlock;
 extern pthread_cond_t lib_tcond; /* broadcast when a callback ends */
 extern uint32_t lib_epoch;
 
+/* conn.c. The control socket's address: $CLOCKD_SOCKET, else the file
+ * "control" beside the page. 0 or -ENAMETOOLONG. Any thread. */
+struct sockaddr_un;
+int lib_socket_path(struct sockaddr_un *sa);
+
 /* conn.c, all with lib_tlock held. */
 /* The connection, made now if there is none; NULL with *@err set. */
 struct lib_conn *lib_conn_get(int *err);

@@ -14,6 +14,8 @@ src_libclockd_libclockd_core_la_SOURCES = \
 	src/libclockd/conn.c \
 	src/libclockd/timer.c \
 	src/libclockd/ptimer.c \
+	src/libclockd/names.c \
+	src/libclockd/timerstats.c \
 	src/libclockd/sleep.c
 src_libclockd_libclockd_core_la_LIBADD = src/shared/libshared-client.la -lpthread
 src_libclockd_libclockd_la_SOURCES =

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Names of the page's device and discipline states (<clockd/page.h>), as
- * the daemon logs them and clockctl prints them: one table, header-only so
- * that clockctl, which links only the public library, shares it.
+ * the daemon logs them and libclockd returns them (clockd_fault_name() and
+ * the others, which clockctl prints): one table for both.
  */
 #ifndef CLOCKD_SHARED_DEVNAMES_H
 #define CLOCKD_SHARED_DEVNAMES_H
@@ -11,7 +11,7 @@
 
 #include <clockd/page.h>
 
-#define DEVNAME(table, i) ((i) < sizeof(table) / sizeof(table[0]) && table[i] ? table[i] : "?")
+#define DEVNAME(table, i) ((i) < sizeof(table) / sizeof(table[0]) && table[i] ? table[i] : "unknown")
 
 static inline const char *dev_role_name(uint32_t role)
 {
@@ -39,7 +39,7 @@ static inline const char *dev_state_name(uint32_t state)
 static inline const char *dev_fault_name(uint32_t fault)
 {
 	static const char *const names[] = {
-		[CLOCKD_FAULT_NONE] = "-",
+		[CLOCKD_FAULT_NONE] = "none",
 		[CLOCKD_FAULT_OPEN] = "open",
 		[CLOCKD_FAULT_STALLED] = "stalled",
 		[CLOCKD_FAULT_BACKWARDS] = "backwards",

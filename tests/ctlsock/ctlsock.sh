@@ -13,6 +13,9 @@
 #  - beyond the message-rate quota: EAGAIN, another client unaffected;
 #  - max_clients + 1: EDQUOT;
 #  - a client killed with 1000 timers pending: CPU_STATS shows 0 pending;
+#  - clockd_timer_cpu_stats() and clockd_timer_client_stats() count the
+#    bases and clients, keep the struct-size rule and fail as documented
+#    (statsapi);
 #  - clockctl timers shows the clients' SO_PEERCRED pid and uid, and its
 #    --json parses;
 #  - bad config values: one error naming the key.
@@ -134,6 +137,9 @@ awk -v p="$victim_pid" -v u="$(id -u)" '$1 == p && $2 == u && $3 == 1000 { found
 	"$tmp/timers.txt"
 ok $? "clockctl timers shows its pid $victim_pid, uid $(id -u) and 1000 pending"
 diag <"$tmp/timers.txt"
+"$top_builddir/tests/ctlsock/statsapi" "$victim_pid" 1000 >"$tmp/statsapi.out" 2>&1
+ok $? "libclockd's timer statistics and names (tests/ctlsock/statsapi)"
+diag <"$tmp/statsapi.out"
 "$CLOCKCTL" timers --json >"$tmp/timers.json" 2>&1 && python3 -m json.tool "$tmp/timers.json" >/dev/null
 ok $? "clockctl timers --json parses with python3 -m json.tool"
 python3 -c '
@@ -191,7 +197,9 @@ mkdir "$tmp/inst"
 "$CLOCKD" -o page="$tmp/inst/page" -o hz=100 2>"$tmp/inst.log" &
 pid=$!
 i=0
-while [ $i -lt $((DEADLINE_S * 20)) ] && [ ! -S "$tmp/inst/control" ]; do
+# The socket, and a live page: clockctl timers asks the socket only then.
+while [ $i -lt $((DEADLINE_S * 20)) ] && { [ ! -S "$tmp/inst/control" ] ||
+	! CLOCKD_SHM=$tmp/inst/page "$CLOCKCTL" status >/dev/null 2>&1; }; do
 	sleep 0.05
 	i=$((i + 1))
 done

@@ -33,7 +33,7 @@ done
 [ $unlocked -eq 0 ] && ! grep -q 'reference sim: locked -> ' "$T/clockd.log"
 ok $? "stayed locked through the later outliers ($unlocked samples not locked)"
 
-freq=$(field frequency_ppm)
+freq=$(awk -v f="$(field freq_ppb)" 'BEGIN { if (f != "") printf "%.3f", f / 1000 }')
 off=$(field offset_ns)
 echo "# at 47 s: frequency $freq ppm, offset $off ns"
 awk -v f="$freq" 'BEGIN { exit !(f != "" && f - 20 < 2 && 20 - f < 2) }'

@@ -66,8 +66,8 @@ ok $? "still locked after missing and spurious pulses"
 # The rate, from a full window of 64 pulses (its standard error with this
 # jitter is about 30 ppb).
 sleep $((78 - ($(date +%s) - start)))
-freq=$(field frequency_ppm)
-skew=$(field skew_ppm)
+freq=$(awk -v f="$(field freq_ppb)" 'BEGIN { if (f != "") printf "%.3f", f / 1000 }')
+skew=$(awk -v f="$(field skew_ppb)" 'BEGIN { if (f != "") printf "%.3f", f / 1000 }')
 echo "# clockctl tracking at 78 s: frequency $freq ppm, skew $skew ppm"
 awk -v f="$freq" 'BEGIN { exit !(f != "" && f - 20 < 0.1 && 20 - f < 0.1) }'
 ok $? "the frequency estimate is within 0.1 ppm of the simulated +20 ppm"

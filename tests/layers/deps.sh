@@ -3,7 +3,8 @@
 # The dependency rule of the tree (README, "Architecture"), as TAP:
 #   include/clockd <- src/shared <- src/libclockd and src/clockd <- src/clockctl
 #   - the daemon never links or includes the client library;
-#   - clockctl includes only the public headers and its own;
+#   - clockctl includes only the public headers and its own (checked by
+#     tests/clockctl/api.sh);
 #   - the time page has one writer: no file of the daemon but pagefile.c
 #     touches the mapped page (pf->pg), so the alarm word, the flags, the
 #     header, the latch and the device table are written there alone;
@@ -49,23 +50,7 @@ else
 	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
 fi
 
-# 2. clockctl: the public API only.
-bad=
-for f in "$src"/src/clockctl/*.c "$src"/src/clockctl/*.h; do
-	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
-		case $inc in
-		clockctl/*) [ -f "$src/src/$inc" ] || bad="$bad $f:$inc" ;;
-		*) bad="$bad ${f##*/}:$inc" ;;
-		esac
-	done
-	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(clockd\/[^>]*\)>.*/\1/p' "$f"); do
-		[ -f "$src/include/$inc" ] || bad="$bad ${f##*/}:<$inc>"
-	done
-done
-[ -z "$bad" ]; ok $? "src/clockctl includes only <clockd/...> public headers and its own" "$bad"
-
-out=$(hits '^[^#]*(libshared\.la|src/shared/)' "$src"/src/clockctl/local.mk)
-[ -z "$out" ]; ok $? "src/clockctl/local.mk links and lists nothing of src/shared" "$out"
+# 2. clockctl: the public API only -- tests/clockctl/api.sh.
 
 # 3. One writer of the page.
 out=$(hits '(->|\.)pg\b' $(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c 2>/dev/null | grep -v '/pagefile\.c$'))

@@ -27,7 +27,7 @@ ok $rc "make install DESTDIR=... (exit $rc)"
 missing=
 for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
 	"$includedir/clockd/clockd.h" "$includedir/clockd/page.h" "$libdir/pkgconfig/libclockd.pc" \
-	"$unitdir/clockd.service" "$unitdir/clockd.socket" \
+	"$unitdir/clockd.service" "$unitdir/clockd.socket" "$unitdir/clockd-wait.service" \
 	"$sysusersdir/clockd.conf" "$tmpfilesdir/clockd.conf" "$sysconfdir/clockd.conf" \
 	"$mandir/man8/clockd.8" "$mandir/man5/clockd.conf.5" "$mandir/man1/clockctl.1" \
 	"$mandir/man3/libclockd.3" "$bashcompletiondir/clockctl"; do
@@ -56,6 +56,9 @@ grep -qx "ExecStart=$sbindir/clockd -o user=clockd -o group=clockd" "$dest$unitd
 ok $? "clockd.service starts the installed daemon ($sbindir/clockd)"
 ! grep -q '@[a-z_]*@' "$dest$unitdir/clockd.service"
 ok $? "clockd.service has no unsubstituted @variable@"
+grep -qx "ExecStart=$bindir/clockctl wait --timeout 180" "$dest$unitdir/clockd-wait.service" &&
+	! grep -q '@[a-z_]*@' "$dest$unitdir/clockd-wait.service"
+ok $? "clockd-wait.service runs the installed clockctl wait ($bindir/clockctl)"
 
 echo '# edited by the administrator' >>"$dest$sysconfdir/clockd.conf"
 mk install DESTDIR="$dest" >"$tmp/install2.log" 2>&1 &&
@@ -66,11 +69,13 @@ ok $? "a second install keeps an edited $sysconfdir/clockd.conf"
 # The units as installed, but for ExecStart= naming the daemon under the
 # DESTDIR (verify checks that it is executable); man pages from the DESTDIR.
 mkdir -p "$tmp/units"
-for u in clockd.service clockd.socket; do
-	sed "s|^ExecStart=$sbindir/|ExecStart=$dest$sbindir/|" "$dest$unitdir/$u" >"$tmp/units/$u"
+for u in clockd.service clockd.socket clockd-wait.service; do
+	sed -e "s|^ExecStart=$sbindir/|ExecStart=$dest$sbindir/|" \
+		-e "s|^ExecStart=$bindir/|ExecStart=$dest$bindir/|" "$dest$unitdir/$u" >"$tmp/units/$u"
 done
 if command -v systemd-analyze >/dev/null 2>&1; then
 	MANPATH=$dest$mandir systemd-analyze verify "$tmp/units/clockd.service" "$tmp/units/clockd.socket" \
+		"$tmp/units/clockd-wait.service" \
 		>"$tmp/verify" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] && [ ! -s "$tmp/verify" ]

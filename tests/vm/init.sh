@@ -188,7 +188,7 @@ check_tick() {
 	show_sources
 	on tick $dev
 	ok $? "$name: clockctl status names tick $dev"
-	sources_ok 1 tick $dev active - "$path"
+	sources_ok 1 tick $dev active none "$path"
 	# Jiffies against what the device delivered: qemu's HPET under TCG
 	# drops interrupts that come a period late (~956 of 1024 a second),
 	# so its line of /proc/interrupts is the reference ("hpetN", N the
@@ -208,7 +208,7 @@ check_hpet_source() {
 	show_sources
 	on source hpet
 	ok $? "$name: clockctl status names source hpet"
-	sources_ok 1 source hpet active - /dev/hpet
+	sources_ok 1 source hpet active none /dev/hpet
 	clockd-check fine 2
 	stop_clockd
 }
@@ -227,7 +227,7 @@ gpio_tick() {
 	show_sources
 	on tick gpio
 	ok $? "$name: clockctl status names tick gpio"
-	sources_ok 1 tick gpio active - "$CHIP line $line"
+	sources_ok 1 tick gpio active none "$CHIP line $line"
 	j0=$(clockd-check jiffies)
 	clockd-check toggle "$pull" $changes 30
 	ok $? "$name: $changes pull changes on sim_gpio$line"
@@ -244,7 +244,7 @@ gpio_tick() {
 	poll 20 on tick timerfd
 	ok $? "$name: the daemon fell back to tick timerfd"
 	sources_ok 5 tick gpio fault stalled "$CHIP line $line"
-	sources_ok 5 tick timerfd active - "kernel timerfd, CLOCK_MONOTONIC"
+	sources_ok 5 tick timerfd active none "kernel timerfd, CLOCK_MONOTONIC"
 	show_sources
 	grep -q "tick gpio.*stalled" $LOG
 	ok $? "$name: the log says tick gpio ... stalled"
@@ -268,7 +268,7 @@ check_phc() {
 	poll 20 on source posix
 	ok $? "$name: fell back to source posix"
 	sources_ok 5 source phc fault stalled /dev/ptp0
-	sources_ok 5 source posix active - "kernel clock monotonic_raw"
+	sources_ok 5 source posix active none "kernel clock monotonic_raw"
 	show_sources
 	grep -q "source phc.*stalled" $LOG
 	ok $? "$name: the log says source phc ... stalled"
@@ -319,7 +319,7 @@ check_pps() {
 		pps_line=$PPS_LINE pps_edge=rising stale_after_ms=60000 || { stop_clockd; return; }
 	show_sources
 	show_tracking
-	sources_ok 1 ref gpio active - "$CHIP line $PPS_LINE"
+	sources_ok 1 ref gpio active none "$CHIP line $PPS_LINE"
 	t0=$(date +%s)
 	clockd-check pps "$pull" $PPS_PULSES 2>&1 &
 	tog=$!
