@@ -1,5 +1,6 @@
 # Time page tests: the latch under torture, a writer killed mid-update, the
-# ABI layout native and -m32, a 32-bit reader of the 64-bit daemon, TSan.
+# ABI layout native and -m32, a 32-bit reader of the 64-bit daemon, TSan,
+# the device table through clockd_devices2() and clockd_devices().
 
 # The library's read path and the daemon's page writer, compiled from source
 # for the tests (they need the internals, and -m32 and TSan builds of them).
@@ -17,8 +18,9 @@ PAGE_WRITER_SOURCES = \
 check_LTLIBRARIES += tests/page/libpagetest.la
 tests_page_libpagetest_la_SOURCES = $(PAGE_WRITER_SOURCES) $(PAGE_LIB_SOURCES)
 
-check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader
-TESTS += tests/page/torture tests/page/deadwriter tests/page/abi \
+check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader \
+	tests/page/devices
+TESTS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/devices \
 	tests/page/m32-reader.sh tests/page/torture-tsan.sh
 EXTRA_DIST += tests/page/m32-reader.sh tests/page/torture-tsan.sh
 
@@ -27,6 +29,9 @@ tests_page_torture_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_deadwriter_SOURCES = tests/page/deadwriter.c
 tests_page_deadwriter_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_abi_SOURCES = tests/page/abi.c
+# clockd_devices2() and clockd_devices() against a device table it writes.
+tests_page_devices_SOURCES = tests/page/devices.c
+tests_page_devices_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_abi_LDADD = tests/libtap.la
 tests_page_page_reader_SOURCES = tests/page/page-reader.c
 tests_page_page_reader_LDADD = tests/page/libpagetest.la -lpthread
@@ -102,6 +107,9 @@ tests/page/page-reader-m32.stamp:
 	@$(MKDIR_P) tests/page
 	$(AM_V_at)echo "configure found no working -m32 toolchain (Debian: gcc-multilib)" \
 		> tests/page/page-reader-m32.skip; touch $@
+# The same flags as with -m32 but the define: automake gives the program
+# per-target objects either way, and they need AM_CPPFLAGS.
+tests_page_abi_CPPFLAGS = $(AM_CPPFLAGS)
 endif
 EXTRA_tests_page_page_reader_DEPENDENCIES = tests/page/page-reader-m32.stamp
 
