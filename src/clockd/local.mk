@@ -24,10 +24,17 @@ src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 # The daemon reads its own clocks through libclockd, as its clients do
 # (the timer bases' ns timers).
 src_clockd_clockd_LDADD = src/shared/libshared.la src/libclockd/libclockd.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
-# tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
-# left out of the tick table.
+# tick gpio (and reference gpio) needs libgpiod: 1.6 (the v1 API) or 2.x
+# (the v2 API), one backend file each behind gpioline.h, as configure found
+# (--with-libgpiod); without it the driver is left out of the tick table.
 if HAVE_LIBGPIOD
-CLOCKD_CORE_SOURCES += src/clockd/tick_gpio.c
+if LIBGPIOD_V2
+GPIOLINE_SOURCES = src/clockd/gpioline_v2.c
+else
+GPIOLINE_SOURCES = src/clockd/gpioline_v1.c
+endif
+CLOCKD_CORE_SOURCES += src/clockd/tick_gpio.c src/clockd/gpioline.h $(GPIOLINE_SOURCES)
 src_clockd_clockd_CFLAGS += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS)
 src_clockd_clockd_LDADD += $(LIBGPIOD_LIBS)
 endif
+EXTRA_DIST += src/clockd/gpioline_v1.c src/clockd/gpioline_v2.c

@@ -29,6 +29,7 @@
 #include "clockd/ctlserver.h"
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
+#include "clockd/gpioline.h"
 #include "clockd/reference.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
@@ -105,6 +106,11 @@ static void version(void)
 	for (size_t i = 0; tick_drivers[i]; i++)
 		printf(" %s", tick_drivers[i]->name);
 	printf("\nreferences: none%s sim phc\n", tick_find("gpio") ? " gpio" : "");
+#ifdef HAVE_LIBGPIOD
+	/* The library loaded at run time, which may be newer than the
+	 * headers it was built with, and the API the driver was built on. */
+	printf("libgpiod: %s\n", gpioline_library());
+#endif
 }
 
 static void help_config(void)

@@ -60,7 +60,8 @@ CLOCKD_TSAN_C = \
 CLOCKD_TSAN_PROBE = echo 'int main(void) { return 0; }' | $(CC) -x c -o tests/daemon/tsan-probe -
 CLOCKD_TSAN_GPIO =
 if HAVE_LIBGPIOD
-CLOCKD_TSAN_GPIO += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS) $(top_srcdir)/src/clockd/tick_gpio.c $(LIBGPIOD_LIBS)
+CLOCKD_TSAN_GPIO += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS) $(top_srcdir)/src/clockd/tick_gpio.c \
+	$(top_srcdir)/$(GPIOLINE_SOURCES) $(LIBGPIOD_LIBS)
 endif
 tests/daemon/clockd-tsan.stamp: $(CLOCKD_TSAN_C)
 	@$(MKDIR_P) tests/daemon
