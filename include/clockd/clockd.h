@@ -373,7 +373,10 @@ int clockd_timer_pending(const struct clockd_timer *timer);
 struct clockd_sigevent {
 	int notify;          /* CLOCKD_SIGEV_* */
 	int signo;           /* CLOCKD_SIGEV_SIGNAL */
-	int cpu;             /* the CPU the timer expires on; -1: the current one */
+	int cpu;             /* the CPU the timer expires on; -1: the CPU the
+			      * thread runs on at the first arming (the first
+			      * clockd_timer_settime; the lowest the daemon
+			      * serves if not that one), kept after */
 	void (*fn)(union sigval value); /* CLOCKD_SIGEV_THREAD_CPU */
 	union sigval value;
 };
@@ -381,7 +384,7 @@ struct clockd_sigevent {
 typedef struct clockd_posix_timer *clockd_timer_t;
 
 /* @clock: CLOCKD_MONOTONIC or CLOCKD_REALTIME (else EINVAL). @sev NULL:
- * CLOCKD_SIGEV_SIGNAL with SIGALRM on the current CPU, as timer_create. */
+ * CLOCKD_SIGEV_SIGNAL with SIGALRM and cpu -1, as timer_create. */
 int clockd_timer_create(clockid_t clock, const struct clockd_sigevent *sev, clockd_timer_t *timerid);
 /* flags: 0 or TIMER_ABSTIME; it_value zero disarms; it_interval of at
  * least 1 us when not zero (else EINVAL). */
@@ -392,17 +395,22 @@ int clockd_timer_gettime(clockd_timer_t timerid, struct itimerspec *value);
 int clockd_timer_getoverrun(clockd_timer_t timerid);
 /* Disarm and free; waits for a running callback of the timer. */
 int clockd_timer_delete(clockd_timer_t timerid);
-/* CLOCKD_SIGEV_FD: the descriptor (owned by the timer), else -1 EINVAL. */
+/* CLOCKD_SIGEV_FD: the descriptor (an eventfd owned by the timer: do not
+ * close it), else -1 EINVAL. It is non-blocking (read(2) fails with EAGAIN
+ * before an expiry) and close-on-exec: poll it, then read 8 bytes. */
 int clockd_timer_fd(clockd_timer_t timerid);
 
 /*
  * Event-loop integration: after clockd_fd(), every timer callback (and
  * CLOCKD_SIGEV_THREAD_CPU function) of this process runs in whichever
  * thread calls clockd_dispatch(), not on a pinned thread. clockd_fd()
- * returns a descriptor that is readable while callbacks are due; it must
+ * returns a descriptor (an epoll descriptor, close-on-exec, owned by the
+ * library: poll it, do not read or close it) that is readable while
+ * callbacks are due; it must
  * be called before the first timer call (EBUSY after), and returns the
- * same descriptor when called again. clockd_dispatch() runs every due
- * callback and returns how many ran (0 if none), or -1 with errno.
+ * same descriptor when called again. clockd_dispatch() never blocks: it
+ * runs every due callback and returns how many ran (0 if none), or -1 with
+ * errno.
  */
 int clockd_fd(void);
 int clockd_dispatch(void);
