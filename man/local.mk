@@ -1,13 +1,16 @@
 dist_man_MANS += man/clockd.8 man/clockd.conf.5 man/clockctl.1 man/libclockd.3 \
 	man/clockd_add_timer.3 man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
-	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 man/libclockd-preload.8
+	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 \
+	man/clockd_status.3 man/clockd_time_after.3 man/libclockd-preload.8
 
-# "man clockd_ndelay": each function a section-3 page names in its NAME
+# "man clockd_ndelay", "man clockd_time_after" (an inline function of the
+# header): each function a section-3 page names in its NAME
 # section gets, at install, a page of its own name holding only
 # ".so man3/PAGE.3" (man-pages(7)), PAGE being its group's page.
 man3_group_pages = man/libclockd.3 man/clockd_add_timer.3 \
 	man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
-	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3
+	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 \
+	man/clockd_status.3 man/clockd_time_after.3
 EXTRA_DIST += man/names.sh
 
 install-data-local: install-man3-links

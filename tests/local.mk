@@ -30,6 +30,7 @@ include tests/page/local.mk
 include tests/daemon/local.mk
 include tests/docs/local.mk
 include tests/layers/local.mk
+include tests/headers/local.mk
 include tests/devices/local.mk
 include tests/devices-hw/local.mk
 include tests/discipline/local.mk

@@ -43,9 +43,31 @@
 #ifndef CLOCKD_CLOCKD_H
 #define CLOCKD_CLOCKD_H
 
-#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <time.h>
+
+/*
+ * The POSIX types used here (clockid_t, struct timespec, struct itimerspec,
+ * union sigval) are hidden by glibc's <time.h> and <signal.h> in a strict
+ * ISO C mode (-std=c99, -std=c11 with no _POSIX_C_SOURCE or _GNU_SOURCE),
+ * and the feature-test macros cannot be changed once a C library header
+ * has been read. So no feature-test macro is needed: when glibc hides
+ * them, they come from glibc's own per-type headers, and union sigval (of
+ * the same layout as glibc's internal union __sigval) is declared here. Any
+ * include order works. (Other C libraries: define _POSIX_C_SOURCE in a
+ * strict mode.) C++ compilers always see them (g++ defines _GNU_SOURCE).
+ */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
+#include <bits/types/clockid_t.h>
+#include <bits/types/struct_timespec.h>
+#include <bits/types/struct_itimerspec.h>
+union sigval {
+	int sival_int;
+	void *sival_ptr;
+};
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,7 +164,7 @@ enum clockd_state {
 	CLOCKD_STATE_ABSENT = 0, /* no page, or not readable (see errno_hint) */
 	CLOCKD_STATE_LIVE = 1,   /* a daemon owns the page and updates it */
 	CLOCKD_STATE_STALE = 2,  /* the daemon is alive but silent */
-	CLOCKD_STATE_GONE = 3,   /* the daemon exited or died */
+	CLOCKD_STATE_GONE = 3    /* the daemon exited or died */
 };
 
 /*
@@ -201,11 +223,22 @@ struct clockd_device {
 	uint64_t missed;  /* tick devices: pulses that did not come */
 };
 
-/* Copy up to @max devices into @dev; returns how many the daemon has (may
- * exceed @max), or -1 with errno: EFAULT (NULL @dev with @max > 0), the
- * page errors of clockd_clock_gettime (ENOENT, EACCES, EPROTO, ...), or
- * EAGAIN if the table kept changing under the read. The page of a daemon
- * that is gone still shows its last states. */
+/* Size of the first version of struct clockd_device (0.2). */
+#define CLOCKD_DEVICE_SIZE_V1 112
+
+/* Copy up to @max devices into @dev, an array of entries of @size bytes
+ * each (pass sizeof(struct clockd_device)), as clockd_status() takes a
+ * size: a caller built against an older, smaller struct gets just its
+ * fields, so the struct can grow (since 0.4). Returns how many devices the
+ * daemon has (may exceed @max), or -1 with errno: EFAULT (NULL @dev with
+ * @max > 0), EINVAL (@size below CLOCKD_DEVICE_SIZE_V1, or a negative
+ * @max), the page errors of clockd_clock_gettime (ENOENT, EACCES, EPROTO,
+ * ...), or EAGAIN if the table kept changing under the read. The page of a
+ * daemon that is gone still shows its last states. */
+int clockd_devices2(struct clockd_device *dev, size_t size, int max);
+/* The same for entries of the first version's size,
+ * clockd_devices2(dev, CLOCKD_DEVICE_SIZE_V1, max) (a negative @max is 0):
+ * kept for programs built against 0.2 and 0.3. */
 int clockd_devices(struct clockd_device *dev, int max);
 
 /*
@@ -227,7 +260,7 @@ struct clockd_tracking {
 };
 
 /* Fill *@t (of @size bytes, pass sizeof(*t)). 0, or -1 with errno as
- * clockd_devices(), EINVAL for a @size smaller than this first version. */
+ * clockd_devices2(), EINVAL for a @size smaller than this first version. */
 int clockd_tracking(struct clockd_tracking *t, size_t size);
 
 /*
@@ -403,7 +436,10 @@ int clockd_timer_pending(const struct clockd_timer *timer);
 struct clockd_sigevent {
 	int notify;          /* CLOCKD_SIGEV_* */
 	int signo;           /* CLOCKD_SIGEV_SIGNAL */
-	int cpu;             /* the CPU the timer expires on; -1: the current one */
+	int cpu;             /* the CPU the timer expires on; -1: the CPU the
+			      * thread runs on at the first arming (the first
+			      * clockd_timer_settime; the lowest the daemon
+			      * serves if not that one), kept after */
 	void (*fn)(union sigval value); /* CLOCKD_SIGEV_THREAD_CPU */
 	union sigval value;
 };
@@ -411,7 +447,7 @@ struct clockd_sigevent {
 typedef struct clockd_posix_timer *clockd_timer_t;
 
 /* @clock: CLOCKD_MONOTONIC or CLOCKD_REALTIME (else EINVAL). @sev NULL:
- * CLOCKD_SIGEV_SIGNAL with SIGALRM on the current CPU, as timer_create. */
+ * CLOCKD_SIGEV_SIGNAL with SIGALRM and cpu -1, as timer_create. */
 int clockd_timer_create(clockid_t clock, const struct clockd_sigevent *sev, clockd_timer_t *timerid);
 /* flags: 0 or TIMER_ABSTIME; it_value zero disarms; it_interval of at
  * least 1 us when not zero (else EINVAL). */
@@ -422,17 +458,22 @@ int clockd_timer_gettime(clockd_timer_t timerid, struct itimerspec *value);
 int clockd_timer_getoverrun(clockd_timer_t timerid);
 /* Disarm and free; waits for a running callback of the timer. */
 int clockd_timer_delete(clockd_timer_t timerid);
-/* CLOCKD_SIGEV_FD: the descriptor (owned by the timer), else -1 EINVAL. */
+/* CLOCKD_SIGEV_FD: the descriptor (an eventfd owned by the timer: do not
+ * close it), else -1 EINVAL. It is non-blocking (read(2) fails with EAGAIN
+ * before an expiry) and close-on-exec: poll it, then read 8 bytes. */
 int clockd_timer_fd(clockd_timer_t timerid);
 
 /*
  * Event-loop integration: after clockd_fd(), every timer callback (and
  * CLOCKD_SIGEV_THREAD_CPU function) of this process runs in whichever
  * thread calls clockd_dispatch(), not on a pinned thread. clockd_fd()
- * returns a descriptor that is readable while callbacks are due; it must
+ * returns a descriptor (an epoll descriptor, close-on-exec, owned by the
+ * library: poll it, do not read or close it) that is readable while
+ * callbacks are due; it must
  * be called before the first timer call (EBUSY after), and returns the
- * same descriptor when called again. clockd_dispatch() runs every due
- * callback and returns how many ran (0 if none), or -1 with errno.
+ * same descriptor when called again. clockd_dispatch() never blocks: it
+ * runs every due callback and returns how many ran (0 if none), or -1 with
+ * errno.
  */
 int clockd_fd(void);
 int clockd_dispatch(void);

@@ -8,7 +8,7 @@
  *  - fixed-width fields only (no time_t, long, int, pointers, volatile);
  *  - every 8-byte field sits at a multiple of 8 with explicit padding, so the
  *    i386 ABI (4-byte alignment of 64-bit members) gives the same offsets;
- *  - every offset and the size are checked by _Static_assert below;
+ *  - every offset and the size are checked at compile time below (in C and C++);
  *  - the file is CLOCKD_PAGE_SIZE bytes, created once and never shrunk.
  *
  * Most programs should not read this directly: use <clockd/clockd.h>.
@@ -202,9 +202,26 @@ struct clockd_page {
 	uint8_t reserved3[CLOCKD_PAGE_SIZE - 2368];
 };
 
+/*
+ * A compile-time check in every language this header is read in: C11's
+ * _Static_assert, C++11's static_assert, and for C99 and C++98 a typedef of
+ * an array whose size is negative when the check fails (named by line, so
+ * each check declares its own type).
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define CLOCKD_PAGE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define CLOCKD_PAGE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#else
+#define CLOCKD_PAGE_STATIC_ASSERT(cond, msg) CLOCKD_PAGE_STATIC_ASSERT_(cond, __LINE__)
+#define CLOCKD_PAGE_STATIC_ASSERT_(cond, line) CLOCKD_PAGE_STATIC_ASSERT__(cond, line)
+#define CLOCKD_PAGE_STATIC_ASSERT__(cond, line)                                \
+	typedef char clockd_page_static_assert_##line[(cond) ? 1 : -1]
+#endif
+
 #define CLOCKD_PAGE_ASSERT_OFF(type, field, off)                               \
-	_Static_assert(offsetof(struct type, field) == (off),                  \
-		       "clockd page ABI: " #type "." #field)
+	CLOCKD_PAGE_STATIC_ASSERT(offsetof(struct type, field) == (off),       \
+				  "clockd page ABI: " #type "." #field)
 
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, vclock_mode, 0);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, vclock_clockid, 4);
@@ -234,7 +251,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, rms_offset_ns, 160);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, skew_ppb, 168);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, ref_mono_ns, 176);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, disc_state, 184);
-_Static_assert(sizeof(struct clockd_page_data) == 192, "clockd page ABI: data size");
+CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page_data) == 192, "clockd page ABI: data size");
 
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, magic, 0);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, abi_version, 4);
@@ -273,7 +290,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, since_ns, 80);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, faults, 88);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, spurious, 96);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, missed, 104);
-_Static_assert(sizeof(struct clockd_page_device) == 128, "clockd page ABI: device size");
-_Static_assert(sizeof(struct clockd_page) == CLOCKD_PAGE_SIZE, "clockd page ABI: size");
+CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page_device) == 128, "clockd page ABI: device size");
+CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page) == CLOCKD_PAGE_SIZE, "clockd page ABI: size");
 
 #endif /* CLOCKD_PAGE_H */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clockctl/clockctl.h"
 
@@ -168,6 +169,16 @@ const char *ctl_strerror(int err)
 		return "permission denied: join the group clockd, or run as root";
 	case ESTALE:
 		return "stale: the daemon stopped updating its page (see 'clockctl status')";
+	case EDQUOT: {
+		/* The daemon refused the connection (its ERROR said which
+		 * limit; the library hands on the errno alone). */
+		static char buf[160];
+
+		snprintf(buf, sizeof(buf), "refused: too many clients of uid %lu, or in all "
+			 "(the daemon's max_clients_per_user, max_clients); try again later",
+			 (unsigned long)getuid());
+		return buf;
+	}
 	default:
 		return strerror(err);
 	}

@@ -28,15 +28,25 @@ src_clockd_libclockd_daemon_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYS
 # The daemon never links the client library: its timer bases read the
 # timekeeper's in-process clock (tests/layers/deps.sh checks it).
 src_clockd_libclockd_daemon_la_LIBADD = src/shared/libshared.la $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) -lpthread -lm
-# tick gpio needs libgpiod (1.6, the v1 API); without it the driver is
-# left out of the tick table.
+# tick gpio (and reference gpio) needs libgpiod: 1.6 (the v1 API) or 2.x
+# (the v2 API), one backend file each behind gpioline.h, as configure found
+# (--with-libgpiod); without it the driver is left out of the tick table.
 if HAVE_LIBGPIOD
-src_clockd_libclockd_daemon_la_SOURCES += src/clockd/ticks/gpio.c
+if LIBGPIOD_V2
+GPIOLINE_SOURCES = src/clockd/ticks/gpioline_v2.c
+else
+GPIOLINE_SOURCES = src/clockd/ticks/gpioline_v1.c
+endif
+src_clockd_libclockd_daemon_la_SOURCES += src/clockd/ticks/gpio.c src/clockd/ticks/gpioline.h $(GPIOLINE_SOURCES)
 src_clockd_libclockd_daemon_la_CFLAGS += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS)
 src_clockd_libclockd_daemon_la_LIBADD += $(LIBGPIOD_LIBS)
 endif
+EXTRA_DIST += src/clockd/ticks/gpioline_v1.c src/clockd/ticks/gpioline_v2.c
 
 sbin_PROGRAMS += src/clockd/clockd
 src_clockd_clockd_SOURCES = src/clockd/main.c
 src_clockd_clockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 src_clockd_clockd_LDADD = src/clockd/libclockd-daemon.la
+if HAVE_LIBGPIOD
+src_clockd_clockd_CFLAGS += -DHAVE_LIBGPIOD $(LIBGPIOD_CFLAGS)
+endif

@@ -29,6 +29,7 @@
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/references/reference.h"
+#include "clockd/ticks/gpioline.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
 #include "clockd/params.h"
@@ -106,6 +107,11 @@ static void version(void)
 	for (size_t i = 0; tick_drivers[i]; i++)
 		printf(" %s", tick_drivers[i]->name);
 	printf("\nreferences: none%s sim phc\n", tick_find("gpio") ? " gpio" : "");
+#ifdef HAVE_LIBGPIOD
+	/* The library loaded at run time, which may be newer than the
+	 * headers it was built with, and the API the driver was built on. */
+	printf("libgpiod: %s\n", gpioline_library());
+#endif
 }
 
 static void help_config(void)
@@ -690,12 +696,57 @@ static void teardown(struct clockd *cd)
 	devices_close(&cd->dv);
 }
 
+/* The devices, the reference, the page and the timekeeper: everything
+ * that may fail at start, fatal then. */
+static void open_clock(struct clockd *cd)
+{
+	struct clocksource *cs;
+	struct tick_device *td;
+
+	params_from_config(&cd->cfg, &cd->p);
+	if (export_open(&cd->ex, &cd->p.ex) < 0)
+		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
+	if (devices_open(&cd->dv, &cd->p.devices) < 0)
+		fatalx("no usable device; see the messages above");
+	if (reference_open(&cd->ref, &cd->p.ref) < 0)
+		fatalx("reference %s: see the messages above", cd->cfg.reference);
+	if (cd->ref.name)
+		devices_add_reference(&cd->dv, cd->ref.name, cd->ref.device);
+	cs = devices_source(&cd->dv);
+	td = devices_tick(&cd->dv);
+	if (pagefile_open(&cd->pf, cd->cfg.page) < 0 ||
+	    pagefile_set_access(&cd->pf, (mode_t)strtoul(cd->cfg.page_mode, NULL, 8), cd->page_gid) < 0)
+		fatalx("%s: cannot use the time page", cd->cfg.page);
+	devices_attach(&cd->dv, &cd->pf);
+	if (tk_init(&cd->tk, &cd->pf, cs, &cd->p.tk, td->ops->name, td->self_paced) < 0)
+		fatalx("timekeeper set-up failed");
+	discipline_init(&cd->disc, &cd->tk, &cd->pf, &cd->ref, &cd->p.disc);
+	cd->src_name = cs->ops->name;
+	cd->tick_name = td->ops->name;
+}
+
+/* The threads: from tickthread_start on, the timekeeper and the devices
+ * belong to the tick thread. */
+static void start_threads(struct clockd *cd)
+{
+	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu", cd->src_name, cd->tick_name,
+		 cd->cfg.hz, cd->cfg.page, (unsigned long long)cd->tk.jiffies);
+	notify_status(cd, "starting");
+	cd->tickthread.ref = &cd->ref;
+	cd->tickthread.disc = &cd->disc;
+	cd->tickthread.ex = &cd->ex;
+	if (tickthread_start(&cd->tickthread, &cd->p.tickthread, &cd->dv, &cd->tk, &cd->pf) < 0)
+		fatalx("%s: cannot start ticking", cd->cfg.page);
+	/* After the tick thread: it installs the wake-up signal both use. */
+	if (reference_start(&cd->ref) < 0)
+		fatalx("reference %s: cannot start", cd->cfg.reference);
+	timers_start(cd);
+}
+
 int main(int argc, char **argv)
 {
 	struct clockd cd = { .ctl_fd = -1 };
 	bool check_only = false;
-	struct clocksource *cs;
-	struct tick_device *td;
 
 	log_init("clockd", LOG_INFO);
 	parse_args(&cd, argc, argv, &check_only);
@@ -706,45 +757,12 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	resolve_identity(&cd);
-	params_from_config(&cd.cfg, &cd.p);
-	if (export_open(&cd.ex, &cd.p.ex) < 0)
-		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
-	if (devices_open(&cd.dv, &cd.p.devices) < 0)
-		fatalx("no usable device; see the messages above");
-	if (reference_open(&cd.ref, &cd.p.ref) < 0)
-		fatalx("reference %s: see the messages above", cd.cfg.reference);
-	if (cd.ref.name)
-		devices_add_reference(&cd.dv, cd.ref.name, cd.ref.device);
-	cs = devices_source(&cd.dv);
-	td = devices_tick(&cd.dv);
-	if (pagefile_open(&cd.pf, cd.cfg.page) < 0 ||
-	    pagefile_set_access(&cd.pf, (mode_t)strtoul(cd.cfg.page_mode, NULL, 8), cd.page_gid) < 0)
-		fatalx("%s: cannot use the time page", cd.cfg.page);
-	devices_attach(&cd.dv, &cd.pf);
-	if (tk_init(&cd.tk, &cd.pf, cs, &cd.p.tk, td->ops->name, td->self_paced) < 0)
-		fatalx("timekeeper set-up failed");
-	discipline_init(&cd.disc, &cd.tk, &cd.pf, &cd.ref, &cd.p.disc);
+	open_clock(&cd);
 	control_socket_open(&cd);
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);
-	cd.src_name = cs->ops->name;
-	cd.tick_name = td->ops->name;
-	/* From tickthread_start on, the timekeeper and the devices belong to the
-	 * tick thread. */
-	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu",
-		 cs->ops->name, td->ops->name, cd.cfg.hz, cd.cfg.page,
-		 (unsigned long long)cd.tk.jiffies);
-	notify_status(&cd, "starting");
-	cd.tickthread.ref = &cd.ref;
-	cd.tickthread.disc = &cd.disc;
-	cd.tickthread.ex = &cd.ex;
-	if (tickthread_start(&cd.tickthread, &cd.p.tickthread, &cd.dv, &cd.tk, &cd.pf) < 0)
-		fatalx("%s: cannot start ticking", cd.cfg.page);
-	/* After the tick thread: it installs the wake-up signal both use. */
-	if (reference_start(&cd.ref) < 0)
-		fatalx("reference %s: cannot start", cd.cfg.reference);
-	timers_start(&cd);
+	start_threads(&cd);
 	/* Ready: the page is live (tickthread_start returned after the first
 	 * publication), the timer bases run and the control socket serves. */
 	cd.wd_last_ns = kclock_ns(CLOCK_MONOTONIC);

@@ -290,13 +290,52 @@ static int watch_conn(struct lib_conn *c)
 	return 0;
 }
 
-static int conn_open(struct lib_conn **out)
+/* @c's socket, connected to the daemon's control socket at @sa. */
+static int conn_connect(struct lib_conn *c, const struct sockaddr_un *sa)
 {
 	struct timeval tv = { .tv_sec = HELLO_TIMEOUT_S };
+
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0)
+		return -errno;
+	setsockopt(c->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(c->sock, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* HELLO, and what HELLO_ACK hands over: the shared memory mapped, the
+ * rings attached (the eventfds then belong to @c). */
+static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
+{
+	int fds[MAX_FDS], nfds, err;
+
+	/* A HELLO that cannot be sent (the daemon refused us and closed) may
+	 * still have an ERROR saying why waiting. */
+	err = send_hello(c->sock);
+	if (err < 0 && err != -EPIPE && err != -ECONNRESET)
+		return err;
+	nfds = recv_ack(c->sock, ack, fds);
+	if (nfds < 0)
+		return nfds;
+	err = nfds < 3 ? -EPROTO : map_shm(c, fds[0]);
+	if (err == 0)
+		err = attach_rings(c, ack, fds, nfds);
+	if (err < 0) {
+		close_fds(fds, nfds);
+		c->n = 0;
+		return err;
+	}
+	close(fds[0]); /* the mapping keeps the memory */
+	return 0;
+}
+
+static int conn_open(struct lib_conn **out)
+{
 	struct ctl_hello_ack ack = { 0 };
 	struct sockaddr_un sa;
 	struct lib_conn *c;
-	int fds[MAX_FDS], nfds = 0, err;
+	int err;
 
 	err = lib_socket_path(&sa);
 	if (err < 0)
@@ -306,50 +345,19 @@ static int conn_open(struct lib_conn **out)
 		return -ENOMEM;
 	memset(c->index, -1, sizeof(c->index));
 	c->refs = 1;
-	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->sock < 0) {
-		err = -errno;
-		goto err_free;
-	}
-	setsockopt(c->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
-		goto err_free;
-	}
-	/* A HELLO that cannot be sent (the daemon refused us and closed) may
-	 * still have an ERROR saying why waiting. */
-	err = send_hello(c->sock);
-	if (err < 0 && err != -EPIPE && err != -ECONNRESET)
-		goto err_free;
-	nfds = recv_ack(c->sock, &ack, fds);
-	if (nfds < 0) {
-		err = nfds;
-		goto err_free;
-	}
-	if (nfds < 3) {
-		err = -EPROTO;
-		goto err_close_fds;
-	}
-	err = map_shm(c, fds[0]);
-	if (err < 0)
-		goto err_close_fds;
-	err = attach_rings(c, &ack, fds, nfds);
-	if (err < 0)
-		goto err_close_fds;
-	close(fds[0]); /* the mapping keeps the memory */
-	err = lib_table_reset(ack.max_timers);
+	err = conn_connect(c, &sa);
+	if (err == 0)
+		err = conn_hello(c, &ack);
+	if (err == 0)
+		err = lib_table_reset(ack.max_timers);
 	if (err == 0 && epoll_fd >= 0)
 		err = watch_conn(c);
-	if (err < 0)
-		goto err_free; /* the eventfds belong to c now */
+	if (err < 0) {
+		conn_free(c);
+		return err;
+	}
 	*out = c;
 	return 0;
-err_close_fds:
-	close_fds(fds, nfds);
-	c->n = 0;
-err_free:
-	conn_free(c);
-	return err;
 }
 
 struct lib_conn *lib_conn_current(void)

@@ -106,17 +106,15 @@ static void status_fill(struct clockd_status *st)
 _Static_assert(sizeof(struct clockd_device) == sizeof(struct clockd_page_device) - 16,
 	       "clockd_device is the page's entry without its reserved tail");
 
-CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
+_Static_assert(sizeof(struct clockd_device) >= CLOCKD_DEVICE_SIZE_V1, "device struct only grows");
+
+/* Copy the page's device table into @tab: the count, or -1 with errno. */
+static int devices_read(struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES])
 {
-	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES];
 	const struct clockd_page *pg;
 	uint32_t s, n = 0;
 	int err = 0, i;
 
-	if (!out && max > 0) {
-		errno = EFAULT;
-		return -1;
-	}
 	pg = lib_page(&err);
 	if (!pg) {
 		errno = err;
@@ -137,19 +135,62 @@ CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
 		errno = EAGAIN;
 		return -1;
 	}
-	for (i = 0; i < (int)n && i < max; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		copy_name(out[i].name, tab[i].name, sizeof(out[i].name));
-		copy_name(out[i].device, tab[i].device, sizeof(out[i].device));
-		out[i].role = tab[i].role;
-		out[i].state = tab[i].state;
-		out[i].fault = tab[i].fault;
-		out[i].since_ns = tab[i].since_ns;
-		out[i].faults = tab[i].faults;
-		out[i].spurious = tab[i].spurious;
-		out[i].missed = tab[i].missed;
-	}
 	return (int)n;
+}
+
+static void device_fill(struct clockd_device *d, const struct clockd_page_device *e)
+{
+	memset(d, 0, sizeof(*d));
+	copy_name(d->name, e->name, sizeof(d->name));
+	copy_name(d->device, e->device, sizeof(d->device));
+	d->role = e->role;
+	d->state = e->state;
+	d->fault = e->fault;
+	d->since_ns = e->since_ns;
+	d->faults = e->faults;
+	d->spurious = e->spurious;
+	d->missed = e->missed;
+}
+
+/* Entries of @size bytes each: the caller's struct clockd_device, of this
+ * version (sizeof), an older smaller one (at least the first version), or
+ * a newer larger one whose fields this library does not know (zeroed). */
+CLOCKD_EXPORT int clockd_devices2(struct clockd_device *out, size_t size, int max)
+{
+	struct clockd_page_device tab[CLOCKD_PAGE_MAX_DEVICES];
+	struct clockd_device d;
+	int n;
+
+	if (!out && max > 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (size < CLOCKD_DEVICE_SIZE_V1 || max < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = devices_read(tab);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n && i < max; i++) {
+		char *slot = (char *)out + (size_t)i * size;
+
+		device_fill(&d, &tab[i]);
+		if (size > sizeof(d)) {
+			memset(slot + sizeof(d), 0, size - sizeof(d));
+			memcpy(slot, &d, sizeof(d));
+		} else {
+			memcpy(slot, &d, size);
+		}
+	}
+	return n;
+}
+
+/* The first version (0.2): entries of the struct as it was then; a
+ * negative @max is 0, as it always was. */
+CLOCKD_EXPORT int clockd_devices(struct clockd_device *out, int max)
+{
+	return clockd_devices2(out, CLOCKD_DEVICE_SIZE_V1, max < 0 ? 0 : max);
 }
 
 #define TRACKING_SIZE_V1 (offsetof(struct clockd_tracking, since_event_ns) + sizeof(int64_t))
@@ -175,7 +216,7 @@ CLOCKD_EXPORT int clockd_tracking(struct clockd_tracking *out, size_t size)
 		errno = err;
 		return -1;
 	}
-	n = clockd_devices(dev, CLOCKD_PAGE_MAX_DEVICES);
+	n = clockd_devices2(dev, sizeof(dev[0]), CLOCKD_PAGE_MAX_DEVICES);
 	if (n < 0)
 		return -1;
 	latch_snapshot(pg, &d);

@@ -218,18 +218,40 @@ extra=$(comm -23 "$tmp/man3-functions" "$tmp/symbols" |
 check "libclockd.3 declares no function the library lacks${extra:+ (has: $extra)}" test -z "$extra"
 
 # --- Section 3: one page per function group ------------------------------------
-# Every exported function is named in the NAME section of exactly one page
-# of man/ (make install gives it a ".so" page of its own name pointing
-# there: man/names.sh), and such a page names no other function; it may
-# name itself (libclockd).
+# Every exported function, and every static inline function of the public
+# header, is named in the NAME section of exactly one page of man/ (make
+# install gives it a ".so" page of its own name pointing there:
+# man/names.sh), and such a page names no other function; it may name
+# itself (libclockd).
+sed -n 's/^static inline [a-z0-9_ ]*[ *]\(clockd_[a-z0-9_]*\)(.*/\1/p' "$header" | sort -u >"$tmp/inlines"
+if [ ! -s "$tmp/inlines" ]; then
+	echo "Bail out! no static inline functions found in $header"
+	exit 99
+fi
+sort -u "$tmp/symbols" "$tmp/inlines" >"$tmp/functions"
 sh "$top_srcdir/man/names.sh" "$top_srcdir"/man/*.3 | sort >"$tmp/named"
 for p in "$top_srcdir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
-unnamed=$(comm -23 "$tmp/symbols" "$tmp/named" | tr '\n' ' ')
-check "every exported function is named by a section-3 page${unnamed:+ (not: $unnamed)}" test -z "$unnamed"
+unnamed=$(comm -23 "$tmp/functions" "$tmp/named" | tr '\n' ' ')
+check "every exported and inline function is named by a section-3 page${unnamed:+ (not: $unnamed)}" test -z "$unnamed"
 twice=$(uniq -d "$tmp/named" | tr '\n' ' ')
 check "no function is named by two section-3 pages${twice:+ (twice: $twice)}" test -z "$twice"
-extra=$(sort -u "$tmp/named" | comm -13 "$tmp/symbols" - | comm -23 - "$tmp/pages" | tr '\n' ' ')
+extra=$(sort -u "$tmp/named" | comm -13 "$tmp/functions" - | comm -23 - "$tmp/pages" | tr '\n' ' ')
 check "the section-3 pages name no function the library lacks${extra:+ (has: $extra)}" test -z "$extra"
+# Every public type of the header (struct, union, enum, typedef) is shown
+# in the SYNOPSIS of a section-3 page.
+{
+	sed -n 's/^\(struct\|union\|enum\) \(clockd_[a-z_]*\) {.*/\1 \2/p' "$header"
+	sed -n 's/^typedef .*[ *]\([a-z_]*_t\);$/\1/p; s/^typedef void \([a-z_]*\)(.*/\1/p' "$header"
+} | sort -u >"$tmp/types"
+for p in "$top_srcdir"/man/*.3; do
+	awk '/^\.SH/ { syn = ($0 ~ /^\.SH +"?SYNOPSIS"?$/) } syn' "$p"
+done >"$tmp/all-synopses"
+untyped=$(while read -r ty; do
+	grep -q -e "$ty {" -e "typedef .*[ *]$ty;" -e "typedef void $ty(" "$tmp/all-synopses" ||
+		printf '%s, ' "$ty"
+done <"$tmp/types")
+check "every public type of clockd.h is defined in a section-3 SYNOPSIS${untyped:+ (not: ${untyped%, })}" \
+	test -z "$untyped"
 
 # --- libclockd.3: the example --------------------------------------------------
 # Compiled with the project's compiler through libtool, linked to the built

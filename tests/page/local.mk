@@ -1,5 +1,6 @@
 # Time page tests: the latch under torture, a writer killed mid-update, the
-# ABI layout native and -m32, a 32-bit reader of the 64-bit daemon, TSan.
+# ABI layout native and -m32, a 32-bit reader of the 64-bit daemon, TSan,
+# the device table through clockd_devices2() and clockd_devices().
 
 # The library's read path and the daemon's page writer, with the tests'
 # page helpers (the -m32 reader below is compiled from source: a 32-bit
@@ -8,8 +9,9 @@ check_LTLIBRARIES += tests/page/libpagetest.la
 tests_page_libpagetest_la_SOURCES = tests/page/testpage.c tests/page/testpage.h
 tests_page_libpagetest_la_LIBADD = src/clockd/libclockd-daemon.la src/libclockd/libclockd-core.la
 
-check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader
-TESTS += tests/page/torture tests/page/deadwriter tests/page/abi \
+check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader \
+	tests/page/devices
+TESTS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/devices \
 	tests/page/m32-reader.sh
 EXTRA_DIST += tests/page/m32-reader.sh
 
@@ -18,6 +20,9 @@ tests_page_torture_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_deadwriter_SOURCES = tests/page/deadwriter.c
 tests_page_deadwriter_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_abi_SOURCES = tests/page/abi.c
+# clockd_devices2() and clockd_devices() against a device table it writes.
+tests_page_devices_SOURCES = tests/page/devices.c
+tests_page_devices_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_abi_LDADD = tests/libtap.la
 tests_page_page_reader_SOURCES = tests/page/page-reader.c
 tests_page_page_reader_LDADD = tests/page/libpagetest.la -lpthread
@@ -69,6 +74,9 @@ tests/page/page-reader-m32.stamp:
 	@$(MKDIR_P) tests/page
 	$(AM_V_at)echo "configure found no working -m32 toolchain (Debian: gcc-multilib)" \
 		> tests/page/page-reader-m32.skip; touch $@
+# The same flags as with -m32 but the define: automake gives the program
+# per-target objects either way, and they need AM_CPPFLAGS.
+tests_page_abi_CPPFLAGS = $(AM_CPPFLAGS)
 endif
 EXTRA_tests_page_page_reader_DEPENDENCIES = tests/page/page-reader-m32.stamp
 

@@ -16,14 +16,18 @@ tests/vm/rtc-check: tests/vm/rtc-check.c
 	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
 	$(CC) $(VM_GUEST_CFLAGS) -static -o $@ $(srcdir)/tests/vm/rtc-check.c
 
-# Dynamic on purpose: the guest loads Debian's libgpiod.so, as the clockd
-# GPIO driver will.
+# Dynamic on purpose: the guest loads the libgpiod.so the build used
+# (Debian's package, or the private 2.x build of build-aux/ci.sh), as
+# clockd does (mkinitramfs.sh copies what ldd finds: the run path names
+# it). gpio-check runs clockd's own gpioline backend (v1 or v2).
 if HAVE_LIBGPIOD
 VM_GUEST += tests/vm/gpio-check
-tests/vm/gpio-check: tests/vm/gpio-check.c tests/vm/guest.h
+tests/vm/gpio-check: tests/vm/gpio-check.c tests/vm/guest.h src/clockd/gpioline.h \
+		$(GPIOLINE_SOURCES) src/shared/log.c
 	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
 	$(CC) $(VM_GUEST_CFLAGS) $(LIBGPIOD_CFLAGS) -o $@ \
-		$(srcdir)/tests/vm/gpio-check.c $(LIBGPIOD_LIBS)
+		$(srcdir)/tests/vm/gpio-check.c $(srcdir)/$(GPIOLINE_SOURCES) \
+		$(srcdir)/src/shared/log.c $(LIBGPIOD_LIBS) -Wl,-rpath,$(LIBGPIOD_LIBDIR)
 endif
 
 # clockd-check reads the page through the freshly built libclockd.so (the

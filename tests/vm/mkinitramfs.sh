@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Build the guest's initramfs: busybox, the built clockd and clockctl with
-# libclockd and every shared library ldd names, libgpiod's .so from
-# Debian's package, the device check programs, the kernel modules the
-# checks need (with their dependencies) and tests/vm/init.sh as /init.
+# libclockd and every shared library ldd names (a private libgpiod 2.x
+# among them), libgpiod 1.6's .so from Debian's package, the device check
+# programs, the kernel modules the checks need (with their dependencies)
+# and tests/vm/init.sh as /init.
 #
 # usage: mkinitramfs.sh OUTPUT TOP_SRCDIR TOP_BUILDDIR [PROGRAM...]
 # Needs a cache made by fetch.sh (CLOCKD_VM_CACHE, default /var/cache/clockd-vm).
@@ -79,7 +80,9 @@ main() {
 	for prog in "$@"; do
 		install_program "$prog"
 	done
-	# The guest's libgpiod is Debian's package, not the host's copy.
+	# The guest's libgpiod 1.6 is Debian's package, not the host's copy. A
+	# build on a private libgpiod 2.x (build-aux/ci.sh) gets its
+	# libgpiod.so.3 from ldd above (clockd's and gpio-check's run path).
 	cp -P "$ROOT/usr/$LIBDIR"/libgpiod.so.* "$STAGE/$LIBDIR/"
 	for m in $MODULES; do
 		add_module "$m"

@@ -8,7 +8,10 @@
 # usage: run.sh [PROGRAM...]   (device check programs for the guest's /bin)
 # Environment: top_srcdir, top_builddir; CLOCKD_VM_CACHE (fetch.sh);
 # CLOCKD_VM_TIMEOUT (seconds, default 300); CLOCKD_VM_QEMU_ARGS (more qemu
-# options, split on spaces, e.g. "-cpu max" or "-device e1000e").
+# options, split on spaces, e.g. "-cpu max" or "-device e1000e");
+# CLOCKD_VM_CHECKS=gpio runs only the gpio checks (default: all);
+# CLOCKD_VM_GPIOD=v1|v2 makes the guest check that clockd runs that
+# libgpiod API (CI's second build, on libgpiod 2.x).
 set -u
 
 SRCDIR=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,6 +41,19 @@ if ! sh "$SRCDIR/tests/vm/mkinitramfs.sh" "$T/initrd.img" "$SRCDIR" "$BUILDDIR" 
 	exit 99
 fi
 
+# Read by the guest's /init from /proc/cmdline.
+CMDLINE=
+case ${CLOCKD_VM_CHECKS:-all} in
+all) ;;
+gpio) CMDLINE=" clockd.checks=gpio" ;;
+*) echo "Bail out! CLOCKD_VM_CHECKS is all or gpio, not $CLOCKD_VM_CHECKS"; exit 99 ;;
+esac
+case ${CLOCKD_VM_GPIOD:-} in
+'') ;;
+v1|v2) CMDLINE="$CMDLINE clockd.gpiod=$CLOCKD_VM_GPIOD" ;;
+*) echo "Bail out! CLOCKD_VM_GPIOD is v1 or v2, not $CLOCKD_VM_GPIOD"; exit 99 ;;
+esac
+
 # KVM does not boot a stock kernel on these hosts (tests/vm/README.md):
 # TCG always. q35, because its HPET can route timer interrupts. One e1000e
 # NIC (no network behind it) for its PTP clock, /dev/ptp0. 8 HPET timers,
@@ -49,7 +65,7 @@ boot() {
 		-nographic -no-reboot -kernel "$CACHE/root/boot/vmlinuz-$KVER" \
 		-initrd "$T/initrd.img" -nic none -device e1000e \
 		-global hpet.timers=8 \
-		-append 'console=ttyS0 panic=-1 rdinit=/init quiet' \
+		-append "console=ttyS0 panic=-1 rdinit=/init quiet$CMDLINE" \
 		${CLOCKD_VM_QEMU_ARGS:-} </dev/null
 	echo $? > "$T/qemu.rc"
 }
