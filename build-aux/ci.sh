@@ -7,8 +7,11 @@
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build + make check, an ASan/UBSan build +
 #                          make check, cppcheck, 20 s of each fuzzer,
-#                          make distcheck, and make check-hw
-#                          (Debian's kernel under qemu: HPET, RTC, GPIO)
+#                          make distcheck, make check-hw
+#                          (Debian's kernel under qemu: HPET, RTC, GPIO) and
+#                          make check-systemd (the units under systemd as
+#                          PID 1 in a qemu guest; its root file system from
+#                          mmdebstrap, cached in /var/cache/clockd-vm)
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
 cd "$(dirname "$0")/.."
@@ -19,7 +22,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 gcc-multilib libtsan2 jq valgrind groff-base man-db xz-utils qemu-user
-qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests"
+qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests
+mmdebstrap e2fsprogs"
 
 deps() {
 	missing=
@@ -96,6 +100,13 @@ test)
 	if grep -q '^1\.\.0 # SKIP' build/check-hw.log || grep -q '^not ok' build/check-hw.log ||
 	   ! grep -q '^1\.\.[1-9]' build/check-hw.log; then
 		echo "ci.sh: make check-hw did not pass" >&2
+		exit 1
+	fi
+	echo "== make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
+	(cd build && make check-systemd) | tee build/check-systemd.log
+	if grep -q '^1\.\.0 # SKIP' build/check-systemd.log || grep -q '^not ok' build/check-systemd.log ||
+	   ! grep -q '^1\.\.[1-9]' build/check-systemd.log; then
+		echo "ci.sh: make check-systemd did not pass" >&2
 		exit 1
 	fi
 	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
