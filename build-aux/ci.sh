@@ -103,6 +103,8 @@ test)
 		exit 1
 	fi
 	echo "== make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
+	# The guest installs the build's make install tree; with
+	# CLOCKD_VM_DEBS=DIR (a directory of .debs) it installs those instead.
 	(cd build && make check-systemd) | tee build/check-systemd.log
 	if grep -q '^1\.\.0 # SKIP' build/check-systemd.log || grep -q '^not ok' build/check-systemd.log ||
 	   ! grep -q '^1\.\.[1-9]' build/check-systemd.log; then
