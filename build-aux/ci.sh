@@ -13,7 +13,10 @@
 #                          then a second build on libgpiod 2.x (built from
 #                          the upstream tarball, $LIBGPIOD2_TARBALL, default
 #                          ../shared/deps/libgpiod-2.2.4.tar.gz, into
-#                          build-gpiod2/prefix, kept) and its gpio checks
+#                          build-gpiod2/prefix, kept) and its gpio checks,
+#                          and make check-systemd (the units under systemd as
+#                          PID 1 in a qemu guest; its root file system from
+#                          mmdebstrap, cached in /var/cache/clockd-vm)
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,7 +27,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 g++ gcc-multilib libtsan2 jq autoconf-archive valgrind groff-base man-db xz-utils qemu-user
-qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests"
+qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests
+mmdebstrap e2fsprogs"
 
 deps() {
 	missing=
@@ -103,7 +107,7 @@ check() {
 # harness: in CI it must run and pass.
 hw_passed() {
 	if grep -q '^1\.\.0 # SKIP' "$1" || grep -q '^not ok' "$1" || ! grep -q '^1\.\.[1-9]' "$1"; then
-		echo "ci.sh: make check-hw did not pass ($1)" >&2
+		echo "ci.sh: a qemu check did not pass ($1)" >&2
 		exit 1
 	fi
 }
@@ -152,6 +156,11 @@ test)
 	(cd build-gpiod2/build && CLOCKD_VM_CHECKS=gpio CLOCKD_VM_GPIOD=v2 make check-hw) |
 		tee build-gpiod2/check-hw.log
 	hw_passed build-gpiod2/check-hw.log
+	echo "== make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
+	# The guest installs the build's make install tree; with
+	# CLOCKD_VM_DEBS=DIR (a directory of .debs) it installs those instead.
+	(cd build && make check-systemd) | tee build/check-systemd.log
+	hw_passed build/check-systemd.log
 	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
 	;;
 bench)
