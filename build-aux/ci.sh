@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The project's one entry point for set-up, build, run and test on a fresh
 # Debian 12 machine (as root; packages are installed with apt when missing).
 #

@@ -33,7 +33,8 @@ EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in
 # built from libclockd's sources rather than linked to libclockd.so: with
 # --wrap, the copy's own calls to the kernel's clocks reach libc, not the
 # interposers (linked to libclockd.so they would come back to us).
-lib_LTLIBRARIES += src/libclockd/libclockd-preload.la
+# It is no library to link with: it goes in $(pkglibdir), $(libdir)/clockd.
+pkglib_LTLIBRARIES += src/libclockd/libclockd-preload.la
 # src/shared/paths.h (conn.c's) is listed nowhere else: here it also makes the
 # tarball complete.
 src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c $(LIBCLOCKD_SOURCES) src/shared/paths.h

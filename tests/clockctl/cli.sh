@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # clockctl without a daemon: help, version, usage errors (exit 2), and a
 # page that does not exist (time/jiffies exit 1, status exits 3).
 . "$top_srcdir/tests/clockctl/lib.sh"
@@ -114,7 +115,7 @@ jq -e '.state == "absent" and .jiffies_64 == null and .monotonic_ns == null' "$t
 check $? "--json watch without a page: state absent, null values"
 
 # --- the man page documents every verb of the table, and renders ---
-man_page=$top_srcdir/man/clockctl.1
+man_page=$top_builddir/man/clockctl.1
 # The tags of the .TP paragraphs in VERBS, fonts stripped, first word.
 man_verbs=$(awk '/^\.SH/ { sec = $0 } sec ~ /VERBS/ && prev == ".TP" { print } { prev = $0 }' \
 	"$man_page" | sed 's/\\f[BIRP]//g; s/^\.BR* //' | awk '{ print $1 }' | tr '\n' ' ')

@@ -21,9 +21,9 @@ set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 
 clockd=$top_builddir/src/clockd/clockd
-conf5=$top_srcdir/man/clockd.conf.5
-man8=$top_srcdir/man/clockd.8
-man3=$top_srcdir/man/libclockd.3
+conf5=$top_builddir/man/clockd.conf.5
+man8=$top_builddir/man/clockd.8
+man3=$top_builddir/man/libclockd.3
 shipped=$top_srcdir/conf/clockd.conf
 sym=$top_srcdir/src/libclockd/libclockd.sym
 header=$top_srcdir/include/clockd/clockd.h
@@ -222,8 +222,8 @@ check "libclockd.3 declares no function the library lacks${extra:+ (has: $extra)
 # of man/ (make install gives it a ".so" page of its own name pointing
 # there: man/names.sh), and such a page names no other function; it may
 # name itself (libclockd).
-sh "$top_srcdir/man/names.sh" "$top_srcdir"/man/*.3 | sort >"$tmp/named"
-for p in "$top_srcdir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
+sh "$top_srcdir/man/names.sh" "$top_builddir"/man/*.3 | sort >"$tmp/named"
+for p in "$top_builddir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
 unnamed=$(comm -23 "$tmp/symbols" "$tmp/named" | tr '\n' ' ')
 check "every exported function is named by a section-3 page${unnamed:+ (not: $unnamed)}" test -z "$unnamed"
 twice=$(uniq -d "$tmp/named" | tr '\n' ' ')
@@ -318,7 +318,7 @@ elif command -v groff >/dev/null 2>&1; then
 else
 	tool=
 fi
-for page in "$top_srcdir"/man/*.[1-8]; do
+for page in "$top_builddir"/man/*.[1-8]; do
 	name=${page##*/}
 	if [ -z "$tool" ]; then
 		skip "$name: neither man-db nor groff is installed"
