@@ -8,8 +8,10 @@
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build + make check, an ASan/UBSan build +
 #                          make check, cppcheck, 20 s of each fuzzer,
-#                          make distcheck, and make check-hw
-#                          (Debian's kernel under qemu: HPET, RTC, GPIO)
+#                          make distcheck, the Debian packages
+#                          (build-aux/deb.sh: built as a user, lintian),
+#                          and make check-hw (Debian's kernel under qemu:
+#                          HPET, RTC, GPIO)
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,7 +22,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 gcc-multilib libtsan2 jq valgrind groff-base man-db xz-utils qemu-user
-qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests"
+qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests
+dpkg-dev debhelper fakeroot lintian"
 
 deps() {
 	missing=
@@ -91,6 +94,8 @@ test)
 	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 20
 	echo "== make distcheck"
 	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror)
+	echo "== Debian packages (build-aux/deb.sh: as user builder, then lintian; .debs in build/deb)"
+	build-aux/deb.sh "$top/build/deb"
 	echo "== make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"
 	(cd build && make check-hw) | tee build/check-hw.log
 	# A skip would hide a broken harness: in CI it must run and pass.
