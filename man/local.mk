@@ -9,7 +9,9 @@ EXTRA_DIST += $(man_pages:=.in)
 CLEANFILES += $(man_pages)
 
 man_subst = sed -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
-	-e 's|@pkglibdir[@]|$(pkglibdir)|g'
+	-e 's|@pkglibdir[@]|$(pkglibdir)|g' \
+	-e 's|@systemdsystemunitdir[@]|$(systemdsystemunitdir)|g' \
+	-e 's|@sysusersdir[@]|$(sysusersdir)|g' -e 's|@tmpfilesdir[@]|$(tmpfilesdir)|g'
 $(man_pages): Makefile
 	$(AM_V_GEN)$(MKDIR_P) man && \
 	$(man_subst) $(srcdir)/$@.in >$@.tmp && mv $@.tmp $@
