@@ -10,13 +10,14 @@
 # most 2.5; systemd-sysusers and systemd-tmpfiles accept the installed
 # files (in a scratch root); the completion completes verbs; "man F"
 # works for every library function F; make uninstall removes all but the
-# edited configuration.
+# edited configuration; nothing is installed outside the prefix but in a
+# directory given to configure.
 . "$top_srcdir/tests/service/lib.sh"
 
 dest=$tmp/dest
 # The install directories as this build's Makefile expands them.
 mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" "$@"; }
-dirs=$(printf 'print-dirs:\n\t@echo "sbindir=$(sbindir) bindir=$(bindir) libdir=$(libdir) pkglibdir=$(pkglibdir) docdir=$(docdir) includedir=$(includedir) sysconfdir=$(sysconfdir) mandir=$(mandir) unitdir=$(systemdsystemunitdir) sysusersdir=$(sysusersdir) tmpfilesdir=$(tmpfilesdir) bashcompletiondir=$(bashcompletiondir)"\n' |
+dirs=$(printf 'print-dirs:\n\t@echo "prefix=$(prefix) sbindir=$(sbindir) bindir=$(bindir) libdir=$(libdir) pkglibdir=$(pkglibdir) docdir=$(docdir) includedir=$(includedir) sysconfdir=$(sysconfdir) mandir=$(mandir) unitdir=$(systemdsystemunitdir) sysusersdir=$(sysusersdir) tmpfilesdir=$(tmpfilesdir) bashcompletiondir=$(bashcompletiondir)"\n' |
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" -f Makefile -f - print-dirs) ||
 	bail "cannot read the install directories from $top_builddir/Makefile"
 eval "$dirs"
@@ -38,6 +39,22 @@ for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
 done
 [ -z "$missing" ]
 ok $? "every file is in place (missing:${missing:- none})"
+# Nothing lands outside the prefix but in a directory configure was given
+# (--sysconfdir=, --with-systemdsystemunitdir=, ...: config.status says).
+given=$(sed -n 's/^ac_cs_config=//p' "$top_builddir/config.status")
+outside=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | while read -r f; do
+	case $f in "$prefix"/*) continue ;; esac
+	for d in --sysconfdir:"$sysconfdir" --with-systemdsystemunitdir:"$unitdir" \
+		--with-sysusersdir:"$sysusersdir" --with-tmpfilesdir:"$tmpfilesdir" \
+		--with-bashcompletiondir:"$bashcompletiondir"; do
+		case $given in *"'${d%%:*}"[=\']*)
+			case $f in "${d#*:}"/*) continue 2 ;; esac ;;
+		esac
+	done
+	echo "$f"
+done)
+[ -z "$outside" ]
+ok $? "every installed file is under the prefix $prefix, or in a directory given to configure (outside: $(echo ${outside:-none}))"
 # The preload library is no library to link with: not in the public libdir.
 [ ! -e "$dest$libdir/libclockd-preload.so" ] && [ "$pkglibdir" = "$libdir/clockd" ]
 ok $? "libclockd-preload.so is in $pkglibdir, not in $libdir"
