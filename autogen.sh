@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Generate configure and the Makefile.in files from a git checkout.
 set -e
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Run the benchmarks against a private daemon: the read path (ns per call,
 # ratios to the kernel's vDSO) and the daemon's idle CPU use at HZ=1000.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The project's one entry point for set-up, build, run and test on a fresh
 # Debian 12 machine (as root; packages are installed with apt when missing).
 #
@@ -7,16 +8,17 @@
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build + make check, an ASan/UBSan build +
 #                          make check, the TSan variant + make check-tsan,
-#                          cppcheck, 20 s of each fuzzer,
-#                          make distcheck, and make check-hw
+#                          cppcheck, 20 s of each fuzzer, make distcheck,
+#                          the Debian packages (build-aux/deb.sh: built as
+#                          a user, lintian), make check-hw
 #                          (Debian's kernel under qemu: HPET, RTC, GPIO),
 #                          then a second build on libgpiod 2.x (built from
 #                          the upstream tarball, $LIBGPIOD2_TARBALL, default
 #                          ../shared/deps/libgpiod-2.2.4.tar.gz, into
 #                          build-gpiod2/prefix, kept) and its gpio checks,
-#                          and make check-systemd (the units under systemd as
-#                          PID 1 in a qemu guest; its root file system from
-#                          mmdebstrap, cached in /var/cache/clockd-vm)
+#                          and make check-systemd (the .debs installed under
+#                          systemd as PID 1 in a qemu guest; its root file
+#                          system from mmdebstrap, cached in /var/cache/clockd-vm)
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,7 +30,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 g++ gcc-multilib libtsan2 jq autoconf-archive valgrind groff-base man-db xz-utils qemu-user
 qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests
-mmdebstrap e2fsprogs"
+mmdebstrap e2fsprogs dpkg-dev debhelper fakeroot lintian"
 
 deps() {
 	missing=
@@ -143,6 +145,8 @@ test)
 	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 20
 	echo "== make distcheck"
 	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror)
+	echo "== Debian packages (build-aux/deb.sh: as user builder, then lintian; .debs in build/deb)"
+	build-aux/deb.sh "$top/build/deb"
 	echo "== make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"
 	(cd build && CLOCKD_VM_GPIOD=v1 make check-hw) | tee build/check-hw.log
 	hw_passed build/check-hw.log
@@ -157,9 +161,9 @@ test)
 		tee build-gpiod2/check-hw.log
 	hw_passed build-gpiod2/check-hw.log
 	echo "== make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
-	# The guest installs the build's make install tree; with
-	# CLOCKD_VM_DEBS=DIR (a directory of .debs) it installs those instead.
-	(cd build && make check-systemd) | tee build/check-systemd.log
+	# The guest installs the packages deb.sh built (CLOCKD_VM_DEBS; without
+	# it, the build's make install tree).
+	(cd build && CLOCKD_VM_DEBS=$top/build/deb make check-systemd) | tee build/check-systemd.log
 	hw_passed build/check-systemd.log
 	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
 	;;

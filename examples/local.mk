@@ -4,3 +4,6 @@ check_PROGRAMS += examples/libevent-timers
 examples_libevent_timers_SOURCES = examples/libevent-timers.c
 examples_libevent_timers_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 examples_libevent_timers_LDADD = src/libclockd/libclockd.la $(LIBEVENT_LIBS)
+# Installed for reading, with the documentation: $(docdir)/examples.
+examplesdir = $(docdir)/examples
+dist_examples_DATA = examples/libevent-timers.c

@@ -56,7 +56,7 @@ static const struct verb verbs[] = {
 	  "run PROGRAM on clockd time (LD_PRELOAD=libclockd-preload.so)",
 	  "      --page PATH  the time page to use (sets $CLOCKD_SHM, as the global --page)\n"
 	  "      library: $CLOCKD_PRELOAD_LIB, else libclockd-preload.so beside libclockd,\n"
-	  "               else in " LIBDIR "\n" },
+	  "               else in " PKGLIBDIR "\n" },
 	{ "help", 0, 0, verb_help, "", "show this help", NULL },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))

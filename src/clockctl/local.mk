@@ -16,6 +16,6 @@ src_clockctl_clockctl_SOURCES = \
 	src/clockctl/reload.c \
 	src/clockctl/run.c
 # run: where libclockd-preload.so is installed.
-src_clockctl_clockctl_CPPFLAGS = $(AM_CPPFLAGS) -DLIBDIR='"$(libdir)"'
+src_clockctl_clockctl_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 src_clockctl_clockctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_clockctl_clockctl_LDADD = src/libclockd/libclockd.la $(JSONC_LIBS) -lm -ldl

@@ -4,10 +4,11 @@
  * libclockd-preload.so added to LD_PRELOAD, so that it reads clockd's
  * clocks where it asks for the kernel's (libclockd-preload(8)).
  *
- * The library is, in order: $CLOCKD_PRELOAD_LIB; the file beside the
- * libclockd this clockctl runs with (so a build tree's clockctl finds the
- * library built with it, and an installed one the installed library);
- * $(libdir)/libclockd-preload.so.
+ * The library is, in order: $CLOCKD_PRELOAD_LIB; the one that goes with
+ * the libclockd this clockctl runs with, in clockd/ beside it (installed:
+ * $(libdir)/clockd/) or beside it (a build tree's .libs/), so a build
+ * tree's clockctl finds the library built with it and an installed one the
+ * installed library; $(pkglibdir)/libclockd-preload.so.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,12 +23,15 @@
 
 #define PRELOAD_NAME "libclockd-preload.so"
 
-/* PRELOAD_NAME in the directory of the libclockd this process runs
- * with, into @buf; false if that is not known or has no such file. */
+/* PRELOAD_NAME in clockd/ under the directory of the libclockd this
+ * process runs with, else in that directory, into @buf; false if that is
+ * not known or has no such file. */
 static bool beside_libclockd(char *buf, size_t len)
 {
+	static const char *const subdirs[] = { "/clockd/", "/" };
 	Dl_info info;
 	const char *slash;
+	size_t i;
 	int n;
 
 	if (!dladdr((void *)clockd_version, &info) || !info.dli_fname)
@@ -35,8 +39,13 @@ static bool beside_libclockd(char *buf, size_t len)
 	slash = strrchr(info.dli_fname, '/');
 	if (!slash)
 		return false;
-	n = snprintf(buf, len, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, PRELOAD_NAME);
-	return n > 0 && (size_t)n < len && access(buf, R_OK) == 0;
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		n = snprintf(buf, len, "%.*s%s%s", (int)(slash - info.dli_fname), info.dli_fname, subdirs[i],
+			     PRELOAD_NAME);
+		if (n > 0 && (size_t)n < len && access(buf, R_OK) == 0)
+			return true;
+	}
+	return false;
 }
 
 static const char *find_library(char *buf, size_t len)
@@ -47,7 +56,7 @@ static const char *find_library(char *buf, size_t len)
 		return env;
 	if (beside_libclockd(buf, len))
 		return buf;
-	snprintf(buf, len, "%s/%s", LIBDIR, PRELOAD_NAME);
+	snprintf(buf, len, "%s/%s", PKGLIBDIR, PRELOAD_NAME);
 	return buf;
 }
 

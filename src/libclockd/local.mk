@@ -32,7 +32,8 @@ EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in
 # links the library's code (libclockd-core.la) rather than libclockd.so:
 # with --wrap, the copy's own calls to the kernel's clocks reach libc, not
 # the interposers (linked to libclockd.so they would come back to us).
-lib_LTLIBRARIES += src/libclockd/libclockd-preload.la
+# It is no library to link with: it goes in $(pkglibdir), $(libdir)/clockd.
+pkglib_LTLIBRARIES += src/libclockd/libclockd-preload.la
 src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c
 src_libclockd_libclockd_preload_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/src/libclockd/preload.sym \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # clockctl without a daemon: help, version, usage errors (exit 2), and a
 # page that does not exist (every verb that reads the daemon exits 1;
 # status prints its report first).
@@ -132,7 +133,7 @@ else
 fi
 
 # --- the man page documents every verb of the table, and renders ---
-man_page=$top_srcdir/man/clockctl.1
+man_page=$top_builddir/man/clockctl.1
 # The tags of the .TP paragraphs in VERBS, fonts stripped, first word.
 man_verbs=$(awk '/^\.SH/ { sec = $0 } sec ~ /VERBS/ && prev == ".TP" { print } { prev = $0 }' \
 	"$man_page" | sed 's/\\f[BIRP]//g; s/^\.BR* //' | awk '{ print $1 }' | tr '\n' ' ')

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # clockctl against a real daemon on a private page: status, time, jiffies
 # and watch while it is live; then stale (SIGSTOP) and gone (kill -9).
 # jiffies_wrap_after=1: the 32-bit jiffies wrap a second after the start,

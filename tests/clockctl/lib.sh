@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Shared by the clockctl tests (sourced, not run): TAP output, a private
 # temp dir, running clockctl with its output captured, a daemon on a
 # private page.

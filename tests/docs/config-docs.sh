@@ -21,9 +21,9 @@ set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 
 clockd=$top_builddir/src/clockd/clockd
-conf5=$top_srcdir/man/clockd.conf.5
-man8=$top_srcdir/man/clockd.8
-man3=$top_srcdir/man/libclockd.3
+conf5=$top_builddir/man/clockd.conf.5
+man8=$top_builddir/man/clockd.8
+man3=$top_builddir/man/libclockd.3
 shipped=$top_srcdir/conf/clockd.conf
 sym=$top_srcdir/src/libclockd/libclockd.sym
 header=$top_srcdir/include/clockd/clockd.h
@@ -229,8 +229,8 @@ if [ ! -s "$tmp/inlines" ]; then
 	exit 99
 fi
 sort -u "$tmp/symbols" "$tmp/inlines" >"$tmp/functions"
-sh "$top_srcdir/man/names.sh" "$top_srcdir"/man/*.3 | sort >"$tmp/named"
-for p in "$top_srcdir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
+sh "$top_srcdir/man/names.sh" "$top_builddir"/man/*.3 | sort >"$tmp/named"
+for p in "$top_builddir"/man/*.3; do b=${p##*/}; echo "${b%.3}"; done | sort >"$tmp/pages"
 unnamed=$(comm -23 "$tmp/functions" "$tmp/named" | tr '\n' ' ')
 check "every exported and inline function is named by a section-3 page${unnamed:+ (not: $unnamed)}" test -z "$unnamed"
 twice=$(uniq -d "$tmp/named" | tr '\n' ' ')
@@ -243,7 +243,7 @@ check "the section-3 pages name no function the library lacks${extra:+ (has: $ex
 	sed -n 's/^\(struct\|union\|enum\) \(clockd_[a-z_]*\) {.*/\1 \2/p' "$header"
 	sed -n 's/^typedef .*[ *]\([a-z_]*_t\);$/\1/p; s/^typedef void \([a-z_]*\)(.*/\1/p' "$header"
 } | sort -u >"$tmp/types"
-for p in "$top_srcdir"/man/*.3; do
+for p in "$top_builddir"/man/*.3; do
 	awk '/^\.SH/ { syn = ($0 ~ /^\.SH +"?SYNOPSIS"?$/) } syn' "$p"
 done >"$tmp/all-synopses"
 untyped=$(while read -r ty; do
@@ -340,7 +340,7 @@ elif command -v groff >/dev/null 2>&1; then
 else
 	tool=
 fi
-for page in "$top_srcdir"/man/*.[1-8]; do
+for page in "$top_builddir"/man/*.[1-8]; do
 	name=${page##*/}
 	if [ -z "$tool" ]; then
 		skip "$name: neither man-db nor groff is installed"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Socket activation with systemd's own tool (no PID 1):
 # systemd-socket-activate --seqpacket listens at the control socket's path
 # and starts clockd on the first connection, passing the socket

@@ -1,6 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make install into a DESTDIR puts every file in its place (programs,
-# library, headers, pkg-config file, systemd units, sysusers.d and
+# library, the preload library in $libdir/clockd, examples, headers,
+# pkg-config file, systemd units, sysusers.d and
 # tmpfiles.d files, the default configuration, man pages, bash
 # completion); a second install keeps an edited configuration; the
 # installed units pass `systemd-analyze verify` with no message and
@@ -8,13 +10,14 @@
 # most 2.5; systemd-sysusers and systemd-tmpfiles accept the installed
 # files (in a scratch root); the completion completes verbs; "man F"
 # works for every library function F; make uninstall removes all but the
-# edited configuration.
+# edited configuration; nothing is installed outside the prefix but in a
+# directory given to configure.
 . "$top_srcdir/tests/service/lib.sh"
 
 dest=$tmp/dest
 # The install directories as this build's Makefile expands them.
 mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" "$@"; }
-dirs=$(printf 'print-dirs:\n\t@echo "sbindir=$(sbindir) bindir=$(bindir) libdir=$(libdir) includedir=$(includedir) sysconfdir=$(sysconfdir) mandir=$(mandir) unitdir=$(systemdsystemunitdir) sysusersdir=$(sysusersdir) tmpfilesdir=$(tmpfilesdir) bashcompletiondir=$(bashcompletiondir)"\n' |
+dirs=$(printf 'print-dirs:\n\t@echo "prefix=$(prefix) sbindir=$(sbindir) bindir=$(bindir) libdir=$(libdir) pkglibdir=$(pkglibdir) docdir=$(docdir) includedir=$(includedir) sysconfdir=$(sysconfdir) mandir=$(mandir) unitdir=$(systemdsystemunitdir) sysusersdir=$(sysusersdir) tmpfilesdir=$(tmpfilesdir) bashcompletiondir=$(bashcompletiondir)"\n' |
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" -f Makefile -f - print-dirs) ||
 	bail "cannot read the install directories from $top_builddir/Makefile"
 eval "$dirs"
@@ -30,14 +33,34 @@ for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
 	"$unitdir/clockd.service" "$unitdir/clockd.socket" "$unitdir/clockd-wait.service" \
 	"$sysusersdir/clockd.conf" "$tmpfilesdir/clockd.conf" "$sysconfdir/clockd.conf" \
 	"$mandir/man8/clockd.8" "$mandir/man5/clockd.conf.5" "$mandir/man1/clockctl.1" \
-	"$mandir/man3/libclockd.3" "$bashcompletiondir/clockctl"; do
+	"$mandir/man3/libclockd.3" "$bashcompletiondir/clockctl" \
+	"$pkglibdir/libclockd-preload.so" "$docdir/examples/libevent-timers.c"; do
 	[ -e "$dest$f" ] || missing="$missing $f"
 done
 [ -z "$missing" ]
 ok $? "every file is in place (missing:${missing:- none})"
+# Nothing lands outside the prefix but in a directory configure was given
+# (--sysconfdir=, --with-systemdsystemunitdir=, ...: config.status says).
+given=$(sed -n 's/^ac_cs_config=//p' "$top_builddir/config.status")
+outside=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | while read -r f; do
+	case $f in "$prefix"/*) continue ;; esac
+	for d in --sysconfdir:"$sysconfdir" --with-systemdsystemunitdir:"$unitdir" \
+		--with-sysusersdir:"$sysusersdir" --with-tmpfilesdir:"$tmpfilesdir" \
+		--with-bashcompletiondir:"$bashcompletiondir"; do
+		case $given in *"'${d%%:*}"[=\']*)
+			case $f in "${d#*:}"/*) continue 2 ;; esac ;;
+		esac
+	done
+	echo "$f"
+done)
+[ -z "$outside" ]
+ok $? "every installed file is under the prefix $prefix, or in a directory given to configure (outside: $(echo ${outside:-none}))"
+# The preload library is no library to link with: not in the public libdir.
+[ ! -e "$dest$libdir/libclockd-preload.so" ] && [ "$pkglibdir" = "$libdir/clockd" ]
+ok $? "libclockd-preload.so is in $pkglibdir, not in $libdir"
 # "man FUNCTION" for every function a section-3 page names (man/names.sh):
 # its page is a ".so" line that brings up its group's page.
-(cd "$top_srcdir" && sh man/names.sh -l man/*.3) >"$tmp/man-links"
+(cd "$top_builddir" && sh "$top_srcdir/man/names.sh" -l man/*.3) >"$tmp/man-links"
 if [ ! -s "$tmp/man-links" ]; then
 	ok 1 "man/names.sh lists the functions of the section-3 pages"
 elif command -v man >/dev/null 2>&1; then
@@ -107,9 +130,19 @@ else
 	skip "systemd-sysusers is not installed"
 fi
 if command -v systemd-tmpfiles >/dev/null 2>&1; then
-	systemd-tmpfiles --root="$root" --create "$dest$tmpfilesdir/clockd.conf" >"$tmp/tmpfiles" 2>&1 &&
-		[ "$(stat -c '%F %a' "$root/run/clockd")" = "directory 755" ]
-	ok $? "systemd-tmpfiles creates /run/clockd (0755) from the installed file"
+	# Only root may give the directory to root: a user applies the file
+	# with the owner fields as "-" (the caller), and the owner is checked
+	# as root only.
+	tmpfiles=$dest$tmpfilesdir/clockd.conf
+	want="directory 755 root root"
+	if [ "$(id -u)" -ne 0 ]; then
+		awk '/^[^#]/ && NF >= 5 { $4 = "-"; $5 = "-" } { print }' "$tmpfiles" >"$tmp/tmpfiles.conf"
+		tmpfiles=$tmp/tmpfiles.conf
+		want="directory 755 $(id -un) $(id -gn)"
+	fi
+	systemd-tmpfiles --root="$root" --create "$tmpfiles" >"$tmp/tmpfiles" 2>&1 &&
+		[ "$(stat -c '%F %a %U %G' "$root/run/clockd")" = "$want" ]
+	ok $? "systemd-tmpfiles creates /run/clockd ($want) from the installed file"
 	diag "$tmp/tmpfiles"
 else
 	skip "systemd-tmpfiles is not installed"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Shared by the service tests (sourced, not run): TAP output, a private
 # temp dir, daemons started in it and killed at exit, polling helpers.
 set -u

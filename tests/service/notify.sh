@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # clockd's sd_notify messages as systemd would receive them, with a
 # listener on $NOTIFY_SOCKET (notify-listen) and no PID 1:
 #  - READY=1 comes once the page is live and the control socket answers

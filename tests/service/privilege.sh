@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Privilege drop, seen from outside: started as root with -o user=nobody,
 # clockd runs as nobody (all four uids and gids in /proc/PID/status), with
 # no capability left (effective, permitted, bounding), yet serves: the page

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Reload (SIGHUP, and clockctl reload which sends it): a broken
 # configuration file is rejected as a whole, each fault logged as
 # FILE:LINE, and the daemon keeps serving with its old values (HZ, and
