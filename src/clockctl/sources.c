@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * clockctl sources: the daemon's clocksources, tick devices and reference,
- * in order of preference, with their state (clockd_devices()). The states
+ * in order of preference, with their state (clockd_devices2()). The states
  * are those the daemon last published: when it is stale or gone they are
  * not current, so the verb says so and exits 1 instead.
  */
@@ -56,7 +56,7 @@ int verb_sources(const struct ctl *ctl, int argc, char **argv)
 	rc = ctl_require_live(&st);
 	if (rc)
 		return rc;
-	n = clockd_devices(dev, CLOCKD_PAGE_MAX_DEVICES);
+	n = clockd_devices2(dev, sizeof(dev[0]), CLOCKD_PAGE_MAX_DEVICES);
 	if (n < 0)
 		return ctl_read_failed(errno);
 	if (n > CLOCKD_PAGE_MAX_DEVICES)

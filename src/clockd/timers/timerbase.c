@@ -260,6 +260,11 @@ static void handle_events(struct tb_base *b, const struct epoll_event *ev, int n
 			fd_drain(b->wake_efd);
 		} else if (ev[i].data.u64 == EV_TIMER) {
 			fd_drain(b->tfd);
+			/* A one-shot timerfd that fired is disarmed: the next
+			 * arm_timerfd must set it even for the same deadline
+			 * (one a clock a little behind the kernel's may compute
+			 * again), or no wake-up would come for it. */
+			b->armed_kns = UINT64_MAX;
 		} else {
 			struct tb_cc *cc = ev[i].data.ptr;
 
