@@ -9,13 +9,12 @@ man_MANS += $(man_pages)
 EXTRA_DIST += $(man_pages:=.in)
 CLEANFILES += $(man_pages)
 
-man_subst = sed -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
-	-e 's|@pkglibdir[@]|$(pkglibdir)|g' \
-	-e 's|@systemdsystemunitdir[@]|$(systemdsystemunitdir)|g' \
-	-e 's|@sysusersdir[@]|$(sysusersdir)|g' -e 's|@tmpfilesdir[@]|$(tmpfilesdir)|g'
-$(man_pages): Makefile
+$(man_pages): Makefile $(srcdir)/man/subst.sh
 	$(AM_V_GEN)$(MKDIR_P) man && \
-	$(man_subst) $(srcdir)/$@.in >$@.tmp && mv $@.tmp $@
+	$(SHELL) $(srcdir)/man/subst.sh $(srcdir)/$@.in PACKAGE_VERSION='$(PACKAGE_VERSION)' \
+		pkglibdir='$(pkglibdir)' systemdsystemunitdir='$(systemdsystemunitdir)' \
+		sysusersdir='$(sysusersdir)' tmpfilesdir='$(tmpfilesdir)' >$@.tmp && \
+	mv $@.tmp $@
 man/clockd.8: $(srcdir)/man/clockd.8.in
 man/clockd.conf.5: $(srcdir)/man/clockd.conf.5.in
 man/clockctl.1: $(srcdir)/man/clockctl.1.in
@@ -37,7 +36,7 @@ man3_group_pages = man/libclockd.3 man/clockd_add_timer.3 \
 	man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
 	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 \
 	man/clockd_status.3 man/clockd_time_after.3
-EXTRA_DIST += man/names.sh
+EXTRA_DIST += man/names.sh man/subst.sh
 
 install-data-local: install-man3-links
 uninstall-local: uninstall-man3-links

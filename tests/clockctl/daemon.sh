@@ -86,6 +86,9 @@ jq -se 'length == 2 and all(.state == "live") and .[1].jiffies_64 >= .[0].jiffie
 check $? "--json watch: live, jiffies and monotonic move forward"
 
 for sig in INT TERM; do
+	# A fresh file: the last round's output must not pass for this one's
+	# (the signal would reach the shell's child before it runs clockctl).
+	rm -f "$tmp/watch.out"
 	"$CLOCKCTL" --page "$page" watch -i 0.05 >"$tmp/watch.out" 2>&1 &
 	watch_pid=$!
 	wait_for "$DEADLINE_S" test -s "$tmp/watch.out"

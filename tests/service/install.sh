@@ -41,13 +41,13 @@ done
 ok $? "every file is in place (missing:${missing:- none})"
 # Nothing lands outside the prefix but in a directory configure was given
 # (--sysconfdir=, --with-systemdsystemunitdir=, ...: config.status says).
-given=$(sed -n 's/^ac_cs_config=//p' "$top_builddir/config.status")
+given=" $("$top_builddir/config.status" --config) "
 outside=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | while read -r f; do
 	case $f in "$prefix"/*) continue ;; esac
 	for d in --sysconfdir:"$sysconfdir" --with-systemdsystemunitdir:"$unitdir" \
 		--with-sysusersdir:"$sysusersdir" --with-tmpfilesdir:"$tmpfilesdir" \
 		--with-bashcompletiondir:"$bashcompletiondir"; do
-		case $given in *"'${d%%:*}"[=\']*)
+		case $given in *[\ \']"${d%%:*}"[=\'\ ]*)
 			case $f in "${d#*:}"/*) continue 2 ;; esac ;;
 		esac
 	done
