@@ -26,8 +26,15 @@
  * dropped from the history once there are. Locked takes four offsets
  * under 100 us in a row; losing the lock, four over 1 ms. With no event
  * for three seconds (dropped ones count: the reference is not silent) a
- * locked clock goes into holdover (the rate is kept, SYNCED cleared);
- * events again take it back to locked.
+ * locked clock goes into holdover: SYNCED is cleared and the rate becomes
+ * the frequency estimate alone (the phase term, slewing out an offset no
+ * longer measured, stops); events again take it back to locked.
+ *
+ * The error bound (error_bound_ns, every tick while locked or in
+ * holdover) is the offset predicted now (the last estimate less the phase
+ * slewed out since) plus 4 standard errors of that estimate, plus 4 skews
+ * and 0.1 ppm of wander times the time since the last event, plus, after
+ * a dropped outlier, how far off it was: the reference may have moved.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H
@@ -60,6 +67,13 @@ struct discipline {
 	double last_sample_ns;    /* the last measured offset (raw) */
 	double ms_est;            /* mean square of the estimated offsets */
 	double resid_sd;          /* of the fit */
+	/* The error bound's terms, as of the last accepted event: */
+	double est_ns, est_sd;    /* the offset estimated then, its standard error */
+	double skew_ppb;          /* the standard error of the rate estimate */
+	double freq_est_ppb;      /* the rate estimate (the correction it needs) */
+	double phase_ppb;         /* the phase term of the rate applied since */
+	int64_t phase_from, phase_to; /* when it ran (phase_to 0: it still does) */
+	double doubt_ns;          /* outliers dropped since: how far they were */
 	unsigned good, bad, outliers_in_row;
 	uint64_t events, spurious, outliers;
 	bool clamp_logged, beyond_logged;
