@@ -59,6 +59,7 @@ done
 result() {
 	"$BOUND" check "$T/$1/log" "$T/$1/samples" >"$T/$1/check"
 	grep '^#' "$T/$1/check" | head -20
+	# shellcheck disable=SC2046 # seven words
 	set -- $(grep -v '^#' "$T/$1/check")
 	r_synced=$1 r_in=$2 r_hold=$3 r_hold_in=$4 r_rms=$5 r_median=$6 r_max=$7
 	echo "# $name: locked $r_synced samples, bound held in $r_in; holdover $r_hold, held in $r_hold_in;" \
