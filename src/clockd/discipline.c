@@ -18,6 +18,8 @@
 #define ROBUST_MIN 5           /* offsets needed to tell an outlier */
 #define OUTLIERS_RESTART 4     /* outliers in a row: the reference moved */
 #define OUTLIERS_RESTART_SMALL 16 /* the same, for a move under UNLOCK_NS */
+#define RUNS_MIN_WINDOW 16     /* the runs test never cuts the history below this */
+#define RUNS_SDS 3.0           /* fewer runs than the mean less this many sds: not white */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
@@ -62,6 +64,8 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct clockd_
 	d->step_ns = (int64_t)cfg->discipline_step_ms * 1000000;
 	d->restep_ns = (int64_t)cfg->discipline_restep_ms * 1000000;
 	d->max_ppb = (int64_t)cfg->discipline_max_ppm * 1000;
+	d->window_max = DISC_HISTORY;
+	d->adaptive = true;
 	set_synced(d, false);
 }
 
@@ -72,6 +76,7 @@ struct disc_fit {
 	double sd;     /* of the residuals, ns */
 	double at_sd;  /* standard error of @at, ns */
 	double skew;   /* standard error of @slope, ppb */
+	unsigned runs; /* of residuals of one sign, in time order */
 };
 
 static void fit(const struct discipline *d, double t, struct disc_fit *fv)
@@ -91,10 +96,13 @@ static void fit(const struct discipline *d, double t, struct disc_fit *fv)
 	}
 	fv->slope = sxx > 0 ? sxy / sxx : 0;
 	fv->at = my + fv->slope * (t - mt);
-	for (unsigned i = 0; i < n; i++) {
+	fv->runs = 0;
+	for (unsigned i = 0, last = 2; i < n; i++) {
 		double r = d->hist_y[i] - (my + fv->slope * (d->hist_t[i] - mt));
 
 		ss += r * r;
+		fv->runs += (unsigned)(r >= 0) != last;
+		last = r >= 0;
 	}
 	fv->sd = n > 2 ? sqrt(ss / (n - 2)) : 0;
 	fv->skew = sxx > 0 ? fv->sd / sqrt(sxx) : 0;
@@ -139,24 +147,85 @@ static double measure(struct discipline *d, const struct ref_event *ev)
 	return (double)(frac >= (int64_t)NSEC_PER_SEC / 2 ? frac - (int64_t)NSEC_PER_SEC : frac);
 }
 
+/* Drop @count offsets from @i on. */
+static void history_drop_n(struct discipline *d, unsigned i, unsigned count)
+{
+	memmove(d->hist_t + i, d->hist_t + i + count, (d->n - i - count) * sizeof(d->hist_t[0]));
+	memmove(d->hist_y + i, d->hist_y + i + count, (d->n - i - count) * sizeof(d->hist_y[0]));
+	d->n -= count;
+}
+
+static void history_drop(struct discipline *d, unsigned i)
+{
+	history_drop_n(d, i, 1);
+}
+
 /* The history is in time order, the oldest first; a full one drops it. */
 static void history_add(struct discipline *d, double t, double y)
 {
-	if (d->n == DISC_WINDOW) {
-		memmove(d->hist_t, d->hist_t + 1, (DISC_WINDOW - 1) * sizeof(d->hist_t[0]));
-		memmove(d->hist_y, d->hist_y + 1, (DISC_WINDOW - 1) * sizeof(d->hist_y[0]));
-		d->n--;
-	}
+	if (d->n >= d->window_max)
+		history_drop_n(d, 0, d->n - d->window_max + 1);
 	d->hist_t[d->n] = t;
 	d->hist_y[d->n] = y;
 	d->n++;
 }
 
-static void history_drop(struct discipline *d, unsigned i)
+/* The least-squares slope of offsets [from, to) and its sxx. */
+static double slope_of(const struct discipline *d, unsigned from, unsigned to, double *sxx)
 {
-	memmove(d->hist_t + i, d->hist_t + i + 1, (d->n - i - 1) * sizeof(d->hist_t[0]));
-	memmove(d->hist_y + i, d->hist_y + i + 1, (d->n - i - 1) * sizeof(d->hist_y[0]));
-	d->n--;
+	double mt = 0, my = 0, sxy = 0;
+	unsigned n = to - from;
+
+	for (unsigned i = from; i < to; i++) {
+		mt += d->hist_t[i];
+		my += d->hist_y[i];
+	}
+	mt /= n;
+	my /= n;
+	*sxx = 0;
+	for (unsigned i = from; i < to; i++) {
+		*sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
+		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
+	}
+	return *sxx > 0 ? sxy / *sxx : 0;
+}
+
+/* Whether the older and the newer half of the history run at rates more
+ * than RUNS_SDS standard errors apart (residual spread @sd): a change of
+ * rate, which the runs test sees late when it is recent. */
+static bool halves_differ(const struct discipline *d, double sd)
+{
+	double sxx_old, sxx_new, s_old = slope_of(d, 0, d->n / 2, &sxx_old),
+	       s_new = slope_of(d, d->n / 2, d->n, &sxx_new);
+
+	if (sxx_old <= 0 || sxx_new <= 0)
+		return false;
+	return fabs(s_new - s_old) > RUNS_SDS * sd * sqrt(1 / sxx_old + 1 / sxx_new);
+}
+
+/*
+ * The runs test: N residuals of random signs make (N + 1) / 2 runs on
+ * average, with a variance of (N - 1) / 4. Fewer than RUNS_SDS sds below
+ * that, the line does not fit the oldest offsets: drop the oldest eighth
+ * and test again.
+ */
+static void history_trim(struct discipline *d)
+{
+	while (d->adaptive && d->n > RUNS_MIN_WINDOW) {
+		double mean = (d->n + 1) / 2.0, sd = sqrt((d->n - 1) / 4.0);
+		struct disc_fit fv;
+
+		fit(d, 0, &fv);
+		if ((double)fv.runs >= mean - RUNS_SDS * sd && !halves_differ(d, fv.sd))
+			return;
+		history_drop_n(d, 0, d->n / 8 > 0 ? d->n / 8 : 1);
+	}
+}
+
+/* How many of the newest offsets the robust line looks at. */
+static unsigned robust_n(const struct discipline *d)
+{
+	return d->n < DISC_ROBUST_WINDOW ? d->n : DISC_ROBUST_WINDOW;
 }
 
 /* The k-th smallest of a[0..n) (quickselect, Lomuto's partition about
@@ -196,23 +265,25 @@ static double kth(double *a, unsigned n, unsigned k)
  * the offsets about it (1.4826 x the median absolute residual, the sd for
  * normal jitter). Up to 29 % of the offsets may be arbitrarily far off
  * without moving it, where one offset held up by 70 ms drags a
- * least-squares line tens of ppm off. Needs d->n >= ROBUST_MIN.
+ * least-squares line tens of ppm off. Over the newest DISC_ROBUST_WINDOW
+ * offsets (it costs their number squared). Needs d->n >= ROBUST_MIN.
  */
 static void robust_line(struct discipline *d, double *slope, double *icpt, double *spread)
 {
 	double *w = d->scratch;
-	unsigned n = d->n, m = 0;
+	unsigned n = robust_n(d), m = 0;
+	const double *t = d->hist_t + d->n - n, *y = d->hist_y + d->n - n;
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
-			if (d->hist_t[j] > d->hist_t[i])
-				w[m++] = (d->hist_y[j] - d->hist_y[i]) / (d->hist_t[j] - d->hist_t[i]);
+			if (t[j] > t[i])
+				w[m++] = (y[j] - y[i]) / (t[j] - t[i]);
 	*slope = m ? kth(w, m, m / 2) : 0;
 	for (unsigned i = 0; i < n; i++)
-		w[i] = d->hist_y[i] - *slope * d->hist_t[i];
+		w[i] = y[i] - *slope * t[i];
 	*icpt = kth(w, n, n / 2);
 	for (unsigned i = 0; i < n; i++)
-		w[i] = fabs(d->hist_y[i] - (*icpt + *slope * d->hist_t[i]));
+		w[i] = fabs(y[i] - (*icpt + *slope * t[i]));
 	*spread = 1.4826 * kth(w, n, n / 2);
 }
 
@@ -227,12 +298,12 @@ static double outlier_limit(double spread)
  * tell (the first ROBUST_MIN) or while the line was still moving. */
 static void history_prune(struct discipline *d)
 {
-	for (unsigned dropped = 0; d->n >= ROBUST_MIN && dropped < d->n / 4; dropped++) {
+	for (unsigned dropped = 0; d->n >= ROBUST_MIN && dropped < robust_n(d) / 4; dropped++) {
 		double slope, icpt, spread, worst = 0;
 		unsigned at = 0;
 
 		robust_line(d, &slope, &icpt, &spread);
-		for (unsigned i = 0; i < d->n; i++) {
+		for (unsigned i = d->n - robust_n(d); i < d->n; i++) {
 			double r = fabs(d->hist_y[i] - (icpt + slope * d->hist_t[i]));
 
 			if (r > worst) {
@@ -414,6 +485,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->phase_to = 0;
 	history_add(d, t, y);
 	history_prune(d);
+	history_trim(d);
 	fit(d, t, &fv);
 	x = step_check(d, fv.at);
 	steer(d, &fv, x);
