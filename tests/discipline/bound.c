@@ -18,9 +18,11 @@
  * Prints, for samples synced (locked) and in holdover, how many there
  * are and how many of them the error bound contains (allowing half the
  * read's bracket); and over the locked samples the true RMS error, the
- * median bound and the largest true error:
- * "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS_NS MEDIAN_BOUND_NS MAX_NS".
- * Each sample outside its bound is shown as a "# " line.
+ * median bound and the largest true error; and the time from the first
+ * holdover sample to the last:
+ * "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS_NS MEDIAN_BOUND_NS MAX_NS HOLD_S".
+ * Each sample outside its bound is shown as a "# " line, and how close
+ * the true error came to its bound.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -138,7 +140,7 @@ static int check(const char *log, const char *samples)
 	struct segment seg[MAX_SEGMENTS];
 	static double bounds[MAX_SAMPLES];
 	unsigned synced = 0, in_synced = 0, hold = 0, in_hold = 0, nb = 0;
-	double sum2 = 0, max = 0, t, bracket, frac, bnd, event;
+	double sum2 = 0, max = 0, t, bracket, frac, bnd, event, hold_first = 0, hold_last = 0, tightest = 0;
 	unsigned state, sy;
 	int nseg = load_truth(log, seg);
 	FILE *f = fopen(samples, "r");
@@ -149,7 +151,8 @@ static int check(const char *log, const char *samples)
 	}
 	while (fscanf(f, "%lf %lf %lf %u %u %lf %lf", &t, &bracket, &frac, &state, &sy, &bnd, &event) == 7) {
 		double err = true_error(seg, nseg, t, event > 0 && event + 1e6 < t ? event + 1e6 : t, frac);
-		bool in = fabs(err) <= bnd + bracket / 2 + 100;
+		double slack = bnd + bracket / 2 + 100;
+		bool in = fabs(err) <= slack;
 
 		if (sy && state == CLOCKD_DISC_LOCKED) {
 			synced++;
@@ -159,19 +162,23 @@ static int check(const char *log, const char *samples)
 			if (nb < MAX_SAMPLES)
 				bounds[nb++] = bnd;
 		} else if (state == CLOCKD_DISC_HOLDOVER) {
-			hold++;
+			if (hold++ == 0)
+				hold_first = t;
+			hold_last = t;
 			in_hold += in;
 		} else {
 			continue;
 		}
+		tightest = fmax(tightest, fabs(err) / slack);
 		if (!in)
 			printf("# at %.0f ns (%s): true error %+.0f ns, bound %.0f ns\n", t,
 			       state == CLOCKD_DISC_HOLDOVER ? "holdover" : "locked", err, bnd);
 	}
 	fclose(f);
 	qsort(bounds, nb, sizeof(bounds[0]), cmp_double);
-	printf("%u %u %u %u %.0f %.0f %.0f\n", synced, in_synced, hold, in_hold, synced ? sqrt(sum2 / synced) : 0,
-	       nb ? bounds[nb / 2] : 0, max);
+	printf("# the largest true error was %.0f %% of its bound\n", tightest * 100);
+	printf("%u %u %u %u %.0f %.0f %.0f %.1f\n", synced, in_synced, hold, in_hold, synced ? sqrt(sum2 / synced) : 0,
+	       nb ? bounds[nb / 2] : 0, max, (hold_last - hold_first) / 1e9);
 	return 0;
 }
 

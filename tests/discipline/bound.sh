@@ -55,14 +55,14 @@ for s in "$sampler_j1" "$sampler_j10" "$sampler_r10k" "$sampler_faults" "$sample
 	wait "$s"
 done
 
-# result NAME: "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS MEDIAN_BOUND MAX" in $1..$7
+# result NAME: "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS MEDIAN_BOUND MAX HOLD_S"
 result() {
 	"$BOUND" check "$T/$1/log" "$T/$1/samples" >"$T/$1/check"
 	grep '^#' "$T/$1/check" | head -20
-	# shellcheck disable=SC2046 # seven words
+	# shellcheck disable=SC2046 # eight words
 	set -- $(grep -v '^#' "$T/$1/check")
-	r_synced=$1 r_in=$2 r_hold=$3 r_hold_in=$4 r_rms=$5 r_median=$6 r_max=$7
-	echo "# $name: locked $r_synced samples, bound held in $r_in; holdover $r_hold, held in $r_hold_in;" \
+	r_synced=$1 r_in=$2 r_hold=$3 r_hold_in=$4 r_rms=$5 r_median=$6 r_max=$7 r_hold_s=$8
+	echo "# $name: locked $r_synced samples, bound held in $r_in; holdover $r_hold over $r_hold_s s, held in $r_hold_in;" \
 		"true RMS $r_rms ns, max $r_max ns, median bound $r_median ns"
 }
 
@@ -82,9 +82,11 @@ for name in j1 j10 r10k faults hold; do
 		ok $? "$name: locked again after the stall"
 		;;
 	hold)
-		# From 33 s to 95 s: 60 s of holdover, 10 samples a second.
-		[ "${r_hold:-0}" -ge 550 ] && [ "$r_hold_in" -eq "$r_hold" ]
-		ok $? "$name: 60 s of holdover, the bound held in every sample ($r_hold_in of $r_hold)"
+		# From 33 s to 95 s: 60 s of holdover, about 10 samples a
+		# second (fewer on a loaded machine).
+		[ "${r_hold:-0}" -ge 300 ] && [ "$r_hold_in" -eq "$r_hold" ] &&
+			awk -v s="$r_hold_s" 'BEGIN { exit !(s >= 59) }'
+		ok $? "$name: $r_hold_s s of holdover, the bound held in every sample ($r_hold_in of $r_hold)"
 		;;
 	esac
 	grep -E 'reference sim|truth' "$T/$name/log" | head -12 | sed "s/^/# $name: /"
