@@ -39,7 +39,7 @@ CLEANFILES += tests/vm/hpet-check tests/vm/rtc-check tests/vm/gpio-check \
 EXTRA_DIST += tests/vm/README.md tests/vm/fetch.sh tests/vm/mkinitramfs.sh \
 	tests/vm/run.sh tests/vm/init.sh tests/vm/guest.h tests/vm/irqrate.h \
 	tests/vm/hpet-check.c tests/vm/rtc-check.c tests/vm/gpio-check.c \
-	tests/vm/clockd-check.c
+	tests/vm/clockd-check.c tests/vm/ptp-mock-init.c
 
 check-hw: all $(VM_GUEST)
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
