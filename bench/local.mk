@@ -14,10 +14,17 @@ bench_bench_ring_LDADD = src/shared/libshared.la -lpthread
 # arm+cancel throughput.
 bench_bench_timers_SOURCES = bench/bench-timers.c
 bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
+# The discipline against a simulated 1 PPS, faster than real time: the
+# fixed window against the adaptive history.
+EXTRA_PROGRAMS += bench/bench-discipline
+bench_bench_discipline_SOURCES = bench/bench-discipline.c src/clockd/discipline.c src/clockd/discipline.h
+bench_bench_discipline_LDADD = src/shared/libshared.la -lm
 EXTRA_DIST += bench/run.sh bench/bench-cyclictest.sh
-CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers
+CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers \
+	bench/bench-discipline
 
-bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers src/clockd/clockd \
+bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers \
+	bench/bench-discipline src/clockd/clockd \
 	src/clockctl/clockctl src/libclockd/libclockd-preload.la tests/stress/flood
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench

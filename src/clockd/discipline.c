@@ -18,7 +18,11 @@
 #define ROBUST_MIN 5           /* offsets needed to tell an outlier */
 #define OUTLIERS_RESTART 4     /* outliers in a row: the reference moved */
 #define OUTLIERS_RESTART_SMALL 16 /* the same, for a move under UNLOCK_NS */
+#define RUNS_MIN_WINDOW 16     /* the runs test never cuts the history below this */
+#define RUNS_SDS 3.0           /* fewer runs than the mean less this many sds: not white */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
+#define BOUND_SDS 4.0          /* standard errors in the error bound */
+#define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
 
 static void set_synced(struct discipline *d, bool on)
 {
@@ -60,11 +64,22 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	d->step_ns = (int64_t)p->step_ms * 1000000;
 	d->restep_ns = (int64_t)p->restep_ms * 1000000;
 	d->max_ppb = (int64_t)p->max_ppm * 1000;
+	d->window_max = DISC_HISTORY;
+	d->adaptive = true;
 	set_synced(d, false);
 }
 
-/* The line through the history: slope (ppb), value at @t (s), residual sd. */
-static void fit(struct discipline *d, double t, double *slope, double *at, double *sd, double *sxx_out)
+/* The least-squares line through the history, seen from @t (s). */
+struct disc_fit {
+	double slope;  /* ppb: the uncorrected clock's rate against the reference */
+	double at;     /* the line's value at t, ns */
+	double sd;     /* of the residuals, ns */
+	double at_sd;  /* standard error of @at, ns */
+	double skew;   /* standard error of @slope, ppb */
+	unsigned runs; /* of residuals of one sign, in time order */
+};
+
+static void fit(const struct discipline *d, double t, struct disc_fit *fv)
 {
 	double mt = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
 	unsigned n = d->n;
@@ -79,15 +94,41 @@ static void fit(struct discipline *d, double t, double *slope, double *at, doubl
 		sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
 		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
 	}
-	*slope = sxx > 0 ? sxy / sxx : 0;
-	*at = my + *slope * (t - mt);
-	for (unsigned i = 0; i < n; i++) {
-		double r = d->hist_y[i] - (my + *slope * (d->hist_t[i] - mt));
+	fv->slope = sxx > 0 ? sxy / sxx : 0;
+	fv->at = my + fv->slope * (t - mt);
+	fv->runs = 0;
+	for (unsigned i = 0, last = 2; i < n; i++) {
+		double r = d->hist_y[i] - (my + fv->slope * (d->hist_t[i] - mt));
 
 		ss += r * r;
+		fv->runs += (unsigned)(r >= 0) != last;
+		last = r >= 0;
 	}
-	*sd = n > 2 ? sqrt(ss / (n - 2)) : 0;
-	*sxx_out = sxx;
+	fv->sd = n > 2 ? sqrt(ss / (n - 2)) : 0;
+	fv->skew = sxx > 0 ? fv->sd / sqrt(sxx) : 0;
+	fv->at_sd = n > 0 ? fv->sd * sqrt(1.0 / n + (sxx > 0 ? (t - mt) * (t - mt) / sxx : 0)) : 0;
+}
+
+/*
+ * The error bound at @now_ns: what the clock's error is predicted to be
+ * (the offset estimated at the last event, minus the phase slewed out
+ * since, while it was), plus BOUND_SDS standard errors of that estimate,
+ * plus the rate's (BOUND_SDS skews and HOLDOVER_WANDER_PPB) over the time
+ * since the last event, plus the doubt of outliers dropped since: each
+ * might be the reference having moved.
+ */
+static uint64_t bound(const struct discipline *d, int64_t now_ns)
+{
+	double age = (double)(now_ns - d->last_stamp) / NS;
+	int64_t phase_end = d->phase_to ? d->phase_to : now_ns;
+	double slewed = phase_end > d->phase_from ? (double)(phase_end - d->phase_from) / NS : 0;
+	double b;
+
+	if (age < 0)
+		age = 0;
+	b = fabs(d->est_ns + d->phase_ppb * slewed) + BOUND_SDS * d->est_sd +
+	    (BOUND_SDS * d->skew_ppb + HOLDOVER_WANDER_PPB) * age + d->doubt_ns;
+	return (uint64_t)llround(b);
 }
 
 /* The measured offset of clockd's realtime to the reference at @ev, ns. */
@@ -106,24 +147,85 @@ static double measure(struct discipline *d, const struct ref_event *ev)
 	return (double)(frac >= (int64_t)NSEC_PER_SEC / 2 ? frac - (int64_t)NSEC_PER_SEC : frac);
 }
 
+/* Drop @count offsets from @i on. */
+static void history_drop_n(struct discipline *d, unsigned i, unsigned count)
+{
+	memmove(d->hist_t + i, d->hist_t + i + count, (d->n - i - count) * sizeof(d->hist_t[0]));
+	memmove(d->hist_y + i, d->hist_y + i + count, (d->n - i - count) * sizeof(d->hist_y[0]));
+	d->n -= count;
+}
+
+static void history_drop(struct discipline *d, unsigned i)
+{
+	history_drop_n(d, i, 1);
+}
+
 /* The history is in time order, the oldest first; a full one drops it. */
 static void history_add(struct discipline *d, double t, double y)
 {
-	if (d->n == DISC_WINDOW) {
-		memmove(d->hist_t, d->hist_t + 1, (DISC_WINDOW - 1) * sizeof(d->hist_t[0]));
-		memmove(d->hist_y, d->hist_y + 1, (DISC_WINDOW - 1) * sizeof(d->hist_y[0]));
-		d->n--;
-	}
+	if (d->n >= d->window_max)
+		history_drop_n(d, 0, d->n - d->window_max + 1);
 	d->hist_t[d->n] = t;
 	d->hist_y[d->n] = y;
 	d->n++;
 }
 
-static void history_drop(struct discipline *d, unsigned i)
+/* The least-squares slope of offsets [from, to) and its sxx. */
+static double slope_of(const struct discipline *d, unsigned from, unsigned to, double *sxx)
 {
-	memmove(d->hist_t + i, d->hist_t + i + 1, (d->n - i - 1) * sizeof(d->hist_t[0]));
-	memmove(d->hist_y + i, d->hist_y + i + 1, (d->n - i - 1) * sizeof(d->hist_y[0]));
-	d->n--;
+	double mt = 0, my = 0, sxy = 0;
+	unsigned n = to - from;
+
+	for (unsigned i = from; i < to; i++) {
+		mt += d->hist_t[i];
+		my += d->hist_y[i];
+	}
+	mt /= n;
+	my /= n;
+	*sxx = 0;
+	for (unsigned i = from; i < to; i++) {
+		*sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
+		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
+	}
+	return *sxx > 0 ? sxy / *sxx : 0;
+}
+
+/* Whether the older and the newer half of the history run at rates more
+ * than RUNS_SDS standard errors apart (residual spread @sd): a change of
+ * rate, which the runs test sees late when it is recent. */
+static bool halves_differ(const struct discipline *d, double sd)
+{
+	double sxx_old, sxx_new, s_old = slope_of(d, 0, d->n / 2, &sxx_old),
+	       s_new = slope_of(d, d->n / 2, d->n, &sxx_new);
+
+	if (sxx_old <= 0 || sxx_new <= 0)
+		return false;
+	return fabs(s_new - s_old) > RUNS_SDS * sd * sqrt(1 / sxx_old + 1 / sxx_new);
+}
+
+/*
+ * The runs test: N residuals of random signs make (N + 1) / 2 runs on
+ * average, with a variance of (N - 1) / 4. Fewer than RUNS_SDS sds below
+ * that, the line does not fit the oldest offsets: drop the oldest eighth
+ * and test again.
+ */
+static void history_trim(struct discipline *d)
+{
+	while (d->adaptive && d->n > RUNS_MIN_WINDOW) {
+		double mean = (d->n + 1) / 2.0, sd = sqrt((d->n - 1) / 4.0);
+		struct disc_fit fv;
+
+		fit(d, 0, &fv);
+		if ((double)fv.runs >= mean - RUNS_SDS * sd && !halves_differ(d, fv.sd))
+			return;
+		history_drop_n(d, 0, d->n / 8 > 0 ? d->n / 8 : 1);
+	}
+}
+
+/* How many of the newest offsets the robust line looks at. */
+static unsigned robust_n(const struct discipline *d)
+{
+	return d->n < DISC_ROBUST_WINDOW ? d->n : DISC_ROBUST_WINDOW;
 }
 
 /* The k-th smallest of a[0..n) (quickselect, Lomuto's partition about
@@ -163,23 +265,25 @@ static double kth(double *a, unsigned n, unsigned k)
  * the offsets about it (1.4826 x the median absolute residual, the sd for
  * normal jitter). Up to 29 % of the offsets may be arbitrarily far off
  * without moving it, where one offset held up by 70 ms drags a
- * least-squares line tens of ppm off. Needs d->n >= ROBUST_MIN.
+ * least-squares line tens of ppm off. Over the newest DISC_ROBUST_WINDOW
+ * offsets (it costs their number squared). Needs d->n >= ROBUST_MIN.
  */
 static void robust_line(struct discipline *d, double *slope, double *icpt, double *spread)
 {
 	double *w = d->scratch;
-	unsigned n = d->n, m = 0;
+	unsigned n = robust_n(d), m = 0;
+	const double *t = d->hist_t + d->n - n, *y = d->hist_y + d->n - n;
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
-			if (d->hist_t[j] > d->hist_t[i])
-				w[m++] = (d->hist_y[j] - d->hist_y[i]) / (d->hist_t[j] - d->hist_t[i]);
+			if (t[j] > t[i])
+				w[m++] = (y[j] - y[i]) / (t[j] - t[i]);
 	*slope = m ? kth(w, m, m / 2) : 0;
 	for (unsigned i = 0; i < n; i++)
-		w[i] = d->hist_y[i] - *slope * d->hist_t[i];
+		w[i] = y[i] - *slope * t[i];
 	*icpt = kth(w, n, n / 2);
 	for (unsigned i = 0; i < n; i++)
-		w[i] = fabs(d->hist_y[i] - (*icpt + *slope * d->hist_t[i]));
+		w[i] = fabs(y[i] - (*icpt + *slope * t[i]));
 	*spread = 1.4826 * kth(w, n, n / 2);
 }
 
@@ -194,12 +298,12 @@ static double outlier_limit(double spread)
  * tell (the first ROBUST_MIN) or while the line was still moving. */
 static void history_prune(struct discipline *d)
 {
-	for (unsigned dropped = 0; d->n >= ROBUST_MIN && dropped < d->n / 4; dropped++) {
+	for (unsigned dropped = 0; d->n >= ROBUST_MIN && dropped < robust_n(d) / 4; dropped++) {
 		double slope, icpt, spread, worst = 0;
 		unsigned at = 0;
 
 		robust_line(d, &slope, &icpt, &spread);
-		for (unsigned i = 0; i < d->n; i++) {
+		for (unsigned i = d->n - robust_n(d); i < d->n; i++) {
 			double r = fabs(d->hist_y[i] - (icpt + slope * d->hist_t[i]));
 
 			if (r > worst) {
@@ -244,6 +348,8 @@ static bool plausible(struct discipline *d, const struct ref_event *ev, double t
 		return true;
 	}
 	d->outliers++;
+	/* It may be the reference that moved: the bound says so. */
+	d->doubt_ns = fmax(d->doubt_ns, fabs(r) + BOUND_SDS * spread);
 	/* A move smaller than what loses a lock must last longer to be
 	 * believed: a noisy reference (a PPS stamped by a loaded machine) has
 	 * runs of late pulses that are no move. */
@@ -260,20 +366,112 @@ static bool plausible(struct discipline *d, const struct ref_event *ev, double t
 	return true;
 }
 
-void discipline_event(struct discipline *d, const struct ref_event *ev)
+/* The rate correction has run since the last event, dropped or not
+ * (counting from the last accepted one would count it twice). */
+static void corrections_to(struct discipline *d, int64_t stamp_ns)
+{
+	if (d->corr_stamp == 0)
+		d->t0_ns = (double)stamp_ns;
+	else
+		d->corr_ns += d->freq_ppb * (double)(stamp_ns - d->corr_stamp) / NS;
+	d->corr_stamp = stamp_ns;
+}
+
+/* Apply rate @f (ppb) from the timekeeper's last update (the old one ran
+ * until then). */
+static void rate_set(struct discipline *d, double f)
+{
+	if (d->tk->kernel_mono_ns > d->corr_stamp)
+		corrections_to(d, d->tk->kernel_mono_ns);
+	d->freq_ppb = f;
+	tk_set_freq(d->tk, (int64_t)llround(f));
+}
+
+/* The step seam: the start step, a restep, or the warning that neither
+ * will come. @at is the line's uncorrected value now; returns the
+ * estimated offset now. */
+static double step_check(struct discipline *d, double at)
+{
+	double x = at + d->corr_ns;
+
+	if (!d->stepped) {
+		d->stepped = true;
+		if (fabs(x) > (double)d->step_ns)
+			step(d, x, "the offset at the start is above discipline_step_ms");
+	} else if (d->restep_ns && fabs(x) > (double)d->restep_ns && d->n >= 4) {
+		step(d, x, "the offset is above discipline_restep_ms");
+	} else if (!d->restep_ns && fabs(x) > (double)d->step_ns && !d->beyond_logged) {
+		d->beyond_logged = true;
+		log_warnx("reference %s: offset %+.0f ns is above discipline_step_ms; slewing (no step: "
+			  "discipline_restep_ms is 0)", d->ref_name, x);
+	}
+	return at + d->corr_ns;
+}
+
+/* The rate seam: the frequency estimate (-slope) plus the phase term that
+ * slews out SLEW_GAIN of offset @x a second, within discipline_max_ppm. */
+static void steer(struct discipline *d, const struct disc_fit *fv, double x)
+{
+	double f;
+
+	/* The reference's rate beyond the limit is a fault of the reference
+	 * (or of the counter); a large offset slewed at the limit is not. */
+	if (d->n >= 2 * LOCK_EVENTS && fabs(fv->slope) - 3 * fv->skew > (double)d->max_ppb && !d->clamp_logged) {
+		d->clamp_logged = true;
+		log_warnx("reference %s: it runs %+.3f ppm off clockd's clock, beyond discipline_max_ppm "
+			  "(%lld): the rate is held at the limit and the clock cannot lock", d->ref_name,
+			  -fv->slope / 1000.0, (long long)d->max_ppb / 1000);
+	}
+	f = -fv->slope - SLEW_GAIN * x;
+	if (fabs(f) > (double)d->max_ppb)
+		f = f > 0 ? (double)d->max_ppb : -(double)d->max_ppb;
+	d->phase_ppb = f + fv->slope;
+	rate_set(d, f);
+}
+
+/* The lock seam. Hysteresis: a lock takes four offsets under LOCK_NS;
+ * losing it takes four in a row over UNLOCK_NS. */
+static void lock_update(struct discipline *d, double x)
+{
+	uint32_t s = d->tk->track.state;
+
+	d->good = fabs(x) < LOCK_NS ? d->good + 1 : 0;
+	d->bad = fabs(x) > UNLOCK_NS ? d->bad + 1 : 0;
+	if (s == CLOCKD_DISC_LOCKED || s == CLOCKD_DISC_HOLDOVER)
+		set_state(d, d->bad >= 4 ? CLOCKD_DISC_ACQUIRING : CLOCKD_DISC_LOCKED);
+	else
+		set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+}
+
+/* What clockctl tracking shows, as of the event at @stamp_ns. */
+static void publish(struct discipline *d, const struct disc_fit *fv, double x, int64_t stamp_ns)
 {
 	struct tk_tracking *tr = &d->tk->track;
-	double t, o, y, slope = 0, at, sd = 0, sxx = 0, x, f;
+
+	d->ms_est = d->events == 1 ? x * x : d->ms_est + (x * x - d->ms_est) / 16;
+	d->resid_sd = fv->sd;
+	d->est_ns = x;
+	d->est_sd = fv->at_sd;
+	d->skew_ppb = fv->skew;
+	d->freq_est_ppb = -fv->slope;
+	tr->offset_ns = (int64_t)llround(x);
+	/* The rate estimate, without the phase being slewed out. */
+	tr->freq_ppb = (int64_t)llround(-fv->slope);
+	tr->rms_offset_ns = (int64_t)llround(sqrt(d->ms_est));
+	tr->skew_ppb = (int64_t)llround(fv->skew);
+	tr->error_bound_ns = bound(d, stamp_ns);
+}
+
+void discipline_event(struct discipline *d, const struct ref_event *ev)
+{
+	struct disc_fit fv = { 0 };
+	double t, o, y, x;
 
 	if (!d->ref_name)
 		return;
-	/* The rate correction has run since the last event, dropped or not
-	 * (counting from the last accepted one would count it twice). */
-	if (d->corr_stamp == 0)
-		d->t0_ns = (double)ev->stamp_ns;
-	else
-		d->corr_ns += d->freq_ppb * (double)(ev->stamp_ns - d->corr_stamp) / NS;
-	d->corr_stamp = ev->stamp_ns;
+	corrections_to(d, ev->stamp_ns);
+	/* An event dropped is an event: the reference is not silent. */
+	d->tk->track.ref_mono_ns = ev->stamp_ns;
 	t = ((double)ev->stamp_ns - d->t0_ns) / NS;
 	o = measure(d, ev);
 	y = o - d->corr_ns;
@@ -282,64 +480,27 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->last_stamp = ev->stamp_ns;
 	d->last_sample_ns = o;
 	d->events++;
+	d->doubt_ns = 0;
+	d->phase_from = ev->stamp_ns;
+	d->phase_to = 0;
 	history_add(d, t, y);
 	history_prune(d);
-	if (d->n >= 2)
-		fit(d, t, &slope, &at, &sd, &sxx);
-	else
-		at = y;
-	x = at + d->corr_ns; /* the estimated offset now */
-	if (!d->stepped) {
-		d->stepped = true;
-		if (fabs(x) > (double)d->step_ns)
-			step(d, x, "the offset at the start is above discipline_step_ms");
-		x = at + d->corr_ns;
-	} else if (d->restep_ns && fabs(x) > (double)d->restep_ns && d->n >= 4) {
-		step(d, x, "the offset is above discipline_restep_ms");
-		x = at + d->corr_ns;
-	} else if (!d->restep_ns && fabs(x) > (double)d->step_ns && !d->beyond_logged) {
-		d->beyond_logged = true;
-		log_warnx("reference %s: offset %+.0f ns is above discipline_step_ms; slewing (no step: "
-			  "discipline_restep_ms is 0)", d->ref_name, x);
-	}
-	/* The reference's rate beyond the limit is a fault of the reference
-	 * (or of the counter); a large offset slewed at the limit is not. */
-	if (d->n >= 2 * LOCK_EVENTS && fabs(slope) - 3 * (sxx > 0 ? sd / sqrt(sxx) : 0) > (double)d->max_ppb &&
-	    !d->clamp_logged) {
-		d->clamp_logged = true;
-		log_warnx("reference %s: it runs %+.3f ppm off clockd's clock, beyond discipline_max_ppm "
-			  "(%lld): the rate is held at the limit and the clock cannot lock", d->ref_name,
-			  -slope / 1000.0, (long long)d->max_ppb / 1000);
-	}
-	f = -slope - SLEW_GAIN * x;
-	if (fabs(f) > (double)d->max_ppb)
-		f = f > 0 ? (double)d->max_ppb : -(double)d->max_ppb;
-	/* The new rate runs from the timekeeper's last update (the tick that
-	 * brought this event), the old one until then. */
-	if (d->tk->kernel_mono_ns > ev->stamp_ns) {
-		d->corr_ns += d->freq_ppb * (double)(d->tk->kernel_mono_ns - ev->stamp_ns) / NS;
-		d->corr_stamp = d->tk->kernel_mono_ns;
-	}
-	d->freq_ppb = f;
-	tk_set_freq(d->tk, (int64_t)llround(f));
+	history_trim(d);
+	fit(d, t, &fv);
+	x = step_check(d, fv.at);
+	steer(d, &fv, x);
+	publish(d, &fv, x, ev->stamp_ns);
+	lock_update(d, x);
+}
 
-	d->ms_est = d->events == 1 ? x * x : d->ms_est + (x * x - d->ms_est) / 16;
-	d->resid_sd = sd;
-	tr->offset_ns = (int64_t)llround(x);
-	/* The rate estimate, without the phase being slewed out. */
-	tr->freq_ppb = (int64_t)llround(-slope);
-	tr->rms_offset_ns = (int64_t)llround(sqrt(d->ms_est));
-	tr->skew_ppb = sxx > 0 ? (int64_t)llround(sd / sqrt(sxx)) : 0;
-	tr->error_bound_ns = (uint64_t)llround(fabs(x) + (d->n > 0 ? 3 * sd * 2 / sqrt(d->n) : 0));
-	tr->ref_mono_ns = ev->stamp_ns;
-	/* Hysteresis: a lock takes four offsets under LOCK_NS; losing it
-	 * takes four in a row over UNLOCK_NS. */
-	d->good = fabs(x) < LOCK_NS ? d->good + 1 : 0;
-	d->bad = fabs(x) > UNLOCK_NS ? d->bad + 1 : 0;
-	if (tr->state == CLOCKD_DISC_LOCKED || tr->state == CLOCKD_DISC_HOLDOVER)
-		set_state(d, d->bad >= 4 ? CLOCKD_DISC_ACQUIRING : CLOCKD_DISC_LOCKED);
-	else
-		set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+/* Silence: the rate becomes the frequency estimate alone, so that the
+ * clock runs on at its best estimate of the reference's rate instead of
+ * slewing an offset that is no longer measured. */
+static void holdover_enter(struct discipline *d)
+{
+	d->phase_ppb = 0;
+	rate_set(d, fmax(fmin(d->freq_est_ppb, (double)d->max_ppb), -(double)d->max_ppb));
+	d->phase_to = d->tk->kernel_mono_ns;
 }
 
 void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
@@ -350,18 +511,15 @@ void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
 		return;
 	/* Silence is no event at all: events dropped as outliers are the
 	 * reference speaking (the rules above deal with them). */
-	if (ref_fault == CLOCKD_FAULT_NONE && (!d->corr_stamp || now_ns - d->corr_stamp <= LOST_NS))
-		return;
-	d->good = 0;
-	if (tr->state == CLOCKD_DISC_LOCKED)
-		set_state(d, CLOCKD_DISC_HOLDOVER);
-	else if (tr->state == CLOCKD_DISC_ACQUIRING)
-		set_state(d, CLOCKD_DISC_UNLOCKED);
-	if (tr->state == CLOCKD_DISC_HOLDOVER) {
-		/* The rate's uncertainty over the time since the last event. */
-		double gap_s = (double)(now_ns - d->last_stamp) / NS;
-
-		tr->error_bound_ns = (uint64_t)llround(fabs((double)tr->offset_ns) + 3 * d->resid_sd +
-						      ((double)tr->skew_ppb + 1000.0) * gap_s);
+	if (ref_fault != CLOCKD_FAULT_NONE || (d->corr_stamp && now_ns - d->corr_stamp > LOST_NS)) {
+		d->good = 0;
+		if (tr->state == CLOCKD_DISC_LOCKED) {
+			holdover_enter(d);
+			set_state(d, CLOCKD_DISC_HOLDOVER);
+		} else if (tr->state == CLOCKD_DISC_ACQUIRING) {
+			set_state(d, CLOCKD_DISC_UNLOCKED);
+		}
 	}
+	if (d->last_stamp && (tr->state == CLOCKD_DISC_LOCKED || tr->state == CLOCKD_DISC_HOLDOVER))
+		tr->error_bound_ns = bound(d, now_ns);
 }

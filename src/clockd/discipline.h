@@ -4,13 +4,23 @@
  * a whole second; a PHC gives the reference's time), as chronyd steers the
  * system clock.
  *
- * Choice: not a PI servo but a least-squares line through the last
- * DISC_WINDOW offsets of the *uncorrected* clock to the reference (each
- * measured offset minus the corrections applied so far), chrony's approach.
- * The slope is the rate error, the line's value now the offset: the next
+ * Choice: not a PI servo but a least-squares line through the recent
+ * offsets of the *uncorrected* clock to the reference (each measured
+ * offset minus the corrections applied so far), chrony's approach. The
+ * slope is the rate error, the line's value now the offset: the next
  * interval's rate correction removes both. With white jitter on the
- * reference the rate error of a fit over N events falls as N^-1.5, where a
- * PI loop must trade its bandwidth (lock time) against its noise.
+ * reference the rate error of a fit over N events falls as N^-1.5 and its
+ * offset as N^-0.5, where a PI loop must trade its bandwidth (lock time)
+ * against its noise.
+ *
+ * How many offsets: as many as still lie on one line, up to DISC_HISTORY.
+ * After each event a runs test (as chrony's regression does) counts the
+ * runs of residuals of one sign: white jitter about a right line gives
+ * about N/2 of them; a line bent by a change of rate gives long runs. While
+ * the runs are fewer than white residuals give with a 3-sigma margin, the
+ * oldest eighth of the history is dropped (not below 16 offsets), so the
+ * window grows while the reference and the counter keep their rates, and
+ * shrinks when they change.
  *
  * At the start the offset is stepped (CLOCKD_REALTIME only: monotonic time
  * is never stepped) when larger than discipline_step_ms; later steps only
@@ -26,8 +36,15 @@
  * dropped from the history once there are. Locked takes four offsets
  * under 100 us in a row; losing the lock, four over 1 ms. With no event
  * for three seconds (dropped ones count: the reference is not silent) a
- * locked clock goes into holdover (the rate is kept, SYNCED cleared);
- * events again take it back to locked.
+ * locked clock goes into holdover: SYNCED is cleared and the rate becomes
+ * the frequency estimate alone (the phase term, slewing out an offset no
+ * longer measured, stops); events again take it back to locked.
+ *
+ * The error bound (error_bound_ns, every tick while locked or in
+ * holdover) is the offset predicted now (the last estimate less the phase
+ * slewed out since) plus 4 standard errors of that estimate, plus 4 skews
+ * and 0.1 ppm of wander times the time since the last event, plus, after
+ * a dropped outlier, how far off it was: the reference may have moved.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H
@@ -37,7 +54,8 @@
 
 #include "clockd/references/reference.h"
 #include "clockd/timekeeper.h"
-#define DISC_WINDOW 64
+#define DISC_HISTORY 512       /* the longest history the fit may use */
+#define DISC_ROBUST_WINDOW 64  /* the newest offsets the robust line looks at */
 
 /* What the discipline takes from the configuration. */
 struct discipline_params {
@@ -55,9 +73,14 @@ struct discipline {
 	bool stepped;             /* the start step is done (or not needed) */
 	/* the fit's history: event time (s since the first), uncorrected offset (ns) */
 	double t0_ns;             /* kernel CLOCK_MONOTONIC of the first event */
-	double hist_t[DISC_WINDOW], hist_y[DISC_WINDOW]; /* in time order */
+	double hist_t[DISC_HISTORY], hist_y[DISC_HISTORY]; /* in time order */
 	unsigned n;
-	double scratch[DISC_WINDOW * (DISC_WINDOW - 1) / 2]; /* the robust line's slopes */
+	/* The history's length: up to window_max offsets, cut back from the
+	 * oldest while their residuals are not white (adaptive; else always
+	 * window_max, the fixed window of clockd 0.3: 64). */
+	unsigned window_max;
+	bool adaptive;
+	double scratch[DISC_ROBUST_WINDOW * (DISC_ROBUST_WINDOW - 1) / 2]; /* the robust line's slopes */
 	double corr_ns;           /* corrections applied so far (phase) */
 	double freq_ppb;          /* correction applied since the last event */
 	int64_t last_stamp;       /* of the last accepted event */
@@ -65,6 +88,13 @@ struct discipline {
 	double last_sample_ns;    /* the last measured offset (raw) */
 	double ms_est;            /* mean square of the estimated offsets */
 	double resid_sd;          /* of the fit */
+	/* The error bound's terms, as of the last accepted event: */
+	double est_ns, est_sd;    /* the offset estimated then, its standard error */
+	double skew_ppb;          /* the standard error of the rate estimate */
+	double freq_est_ppb;      /* the rate estimate (the correction it needs) */
+	double phase_ppb;         /* the phase term of the rate applied since */
+	int64_t phase_from, phase_to; /* when it ran (phase_to 0: it still does) */
+	double doubt_ns;          /* outliers dropped since: how far they were */
 	unsigned good, bad, outliers_in_row;
 	uint64_t events, spurious, outliers;
 	bool clamp_logged, beyond_logged;

@@ -261,12 +261,16 @@ static void sock_send(struct exporter *ex, int64_t clockd_ns, int64_t system_ns,
 
 	if (!st->connected && !sock_connect(ex))
 		return;
-	/* tv holds microseconds; the offset is taken from the truncated tv so
-	 * that tv + offset is clockd's time to the ns. */
+	/* chronyd takes tv as the exact system time of the sample and offset
+	 * as clockd minus system then: the offset is the exact difference of
+	 * the pair, to the ns. tv holds microseconds, so the sample is dated
+	 * up to 1 us early, which moves the offset by the rate difference
+	 * times 1 us (1e-6 ns at 1 ppm). Taking the offset against the
+	 * truncated tv instead would add 0 to 1 us to every offset. */
 	split_ns(system_ns, &sec, &nsec);
 	s.tv.tv_sec = sec;
 	s.tv.tv_usec = (suseconds_t)(nsec / 1000);
-	s.offset = (double)(clockd_ns - (system_ns - (int64_t)(nsec % 1000))) / 1e9;
+	s.offset = (double)(clockd_ns - system_ns) / 1e9;
 	s.leap = valid ? NTP_LEAP_NONE : NTP_LEAP_UNSYNC;
 	if (send(ex->sock_fd, &s, sizeof(s), MSG_DONTWAIT) == (ssize_t)sizeof(s)) {
 		sock_log_state(ex, SOCK_UP, 0);

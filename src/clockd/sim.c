@@ -222,6 +222,20 @@ static int64_t pulse_time(const struct sim_tick *s, int64_t k)
 	return pulse_nominal(s, k) + j;
 }
 
+/*
+ * The simulation's truth, for tests: from kernel CLOCK_MONOTONIC @from_ns
+ * on, until the next such line, true time is whole second (pulse) base_k
+ * at the nominal time of that pulse and runs at one second a nominal
+ * period. Logged at the start and whenever a rate change or a step
+ * redefines the pulse train (clockd.conf(5), sim_script).
+ */
+static void truth_log(const struct sim_tick *s, int64_t from_ns)
+{
+	log_info("tick sim: truth from kernel CLOCK_MONOTONIC %lld ns: pulse %lld at %lld ns, period %.6f ns",
+		 (long long)from_ns, (long long)s->base_k, (long long)(s->t0 + s->base_ns),
+		 (double)s->period * PPM / (double)(PPM + s->ppm));
+}
+
 static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 {
 	switch (e->action) {
@@ -233,6 +247,7 @@ static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 		s->base_ns = pulse_nominal(s, s->k);
 		s->base_k = s->k;
 		s->ppm = e->arg;
+		truth_log(s, s->t0 + s->base_ns);
 		break;
 	case SIM_MISS:
 		s->miss += e->arg;
@@ -251,6 +266,10 @@ static void tick_apply(struct sim_tick *s, const struct sim_event *e)
 		 * one on come that much earlier (+) or later (-). */
 		s->base_ns = pulse_nominal(s, s->k) - e->arg;
 		s->base_k = s->k;
+		/* From the step, or from the next pulse if a forward step
+		 * brings it before the step's time. */
+		truth_log(s, s->t0 + (pulse_time(s, s->k) + s->late < e->at_ns ? pulse_time(s, s->k) + s->late
+									       : e->at_ns));
 		break;
 	}
 }
@@ -331,6 +350,7 @@ static int sim_tick_init(struct tick_device *td, const struct tick_params *p)
 			next += s->period;
 		s->base_ns = next - real + (mono - s->t0);
 	}
+	truth_log(s, s->t0);
 	td->self_paced = true;
 	snprintf(td->device, sizeof(td->device), "simulated, %+lld ppm, jitter %llu ns", (long long)s->ppm,
 		 (unsigned long long)s->jitter);

@@ -17,6 +17,11 @@
  *                         on time
  *
  * Durations are an integer with a unit: ns, us, ms or s.
+ *
+ * The sim tick device logs its truth for tests ("tick sim: truth from
+ * kernel CLOCK_MONOTONIC FROM ns: pulse K at AT ns, period P ns") at its
+ * start and at each rate change or step; clockd.conf(5) says how to read
+ * it.
  */
 #ifndef CLOCKD_SHARED_SIMSCRIPT_H
 #define CLOCKD_SHARED_SIMSCRIPT_H

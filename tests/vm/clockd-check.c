@@ -28,6 +28,11 @@
  *                                       printed; synced with |offset| < 1 ms
  *                                       in every sample (a second window
  *                                       after a re-acquisition: see track)
+ *        clockd-check phc DEV set       steer the PHC DEV (the mock): set
+ *        clockd-check phc DEV freq PPM  it to CLOCK_TAI (clock_settime), its
+ *        clockd-check phc DEV step NS   rate to PPM off (adjfine, through
+ *                                       clock_adjtime ADJ_FREQUENCY), or
+ *                                       move it by NS (adjtime, ADJ_SETOFFSET)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -41,6 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/timex.h>
 
 #include <clockd/clockd.h>
 #include <clockd/page.h>
@@ -585,6 +591,48 @@ static int track(int seconds)
 			w.worst);
 }
 
+/* The dynamic POSIX clock of an open PTP device (clock_gettime(2)). */
+#define FD_TO_CLOCKID(fd) ((clockid_t)((((unsigned int)~(fd)) << 3) | 3))
+
+static int phc(const char *dev, const char *what, const char *arg)
+{
+	int fd = open(dev, O_RDWR), rc = -1;
+	clockid_t clk = FD_TO_CLOCKID(fd);
+	struct timex tx = { 0 };
+	struct timespec ts;
+
+	if (fd < 0) {
+		perror(dev);
+		return 1;
+	}
+	if (strcmp(what, "set") == 0 && !arg) {
+		clock_gettime(CLOCK_TAI, &ts);
+		rc = clock_settime(clk, &ts);
+	} else if (strcmp(what, "freq") == 0 && arg) {
+		/* ppm with a 16-bit fraction: adjfine's scaled_ppm */
+		tx.modes = ADJ_FREQUENCY;
+		tx.freq = (long)llround(atof(arg) * 65536);
+		rc = clock_adjtime(clk, &tx);
+	} else if (strcmp(what, "step") == 0 && arg) {
+		long long ns = atoll(arg), sec = ns / 1000000000, rem = ns % 1000000000;
+
+		if (rem < 0) {
+			rem += 1000000000;
+			sec--;
+		}
+		tx.modes = ADJ_SETOFFSET | ADJ_NANO;
+		tx.time.tv_sec = (time_t)sec;
+		tx.time.tv_usec = (suseconds_t)rem;
+		rc = clock_adjtime(clk, &tx);
+	} else {
+		errno = EINVAL;
+	}
+	if (rc < 0)
+		fprintf(stderr, "clockd-check phc %s %s: %s\n", dev, what, strerror(errno));
+	close(fd);
+	return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -605,7 +653,9 @@ int main(int argc, char **argv)
 		return pps(argv[2], atoi(argv[3]));
 	if (strcmp(cmd, "track") == 0 && argc == 3)
 		return !track(atoi(argv[2]));
+	if (strcmp(cmd, "phc") == 0 && (argc == 4 || argc == 5))
+		return phc(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	fprintf(stderr, "usage: clockd-check rate HZ SECONDS [IRQ] | fine SECONDS | advance SECONDS"
-		" | jiffies | toggle PULL N MS | pps PULL N | track SECONDS\n");
+		" | jiffies | toggle PULL N MS | pps PULL N | track SECONDS | phc DEV set|freq PPM|step NS\n");
 	return 2;
 }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Fetch and prepare everything the guest needs, once, into a cache outside
-# the source tree: Debian's current 6.1 kernel, busybox, libgpiod, and a
-# gpio-sim module built out of tree (Debian's kernel does not ship one).
+# the source tree: Debian's current 6.1 kernel, busybox, libgpiod, a
+# gpio-sim module built out of tree (Debian's kernel does not ship one), and
+# a moving PHC: Linux 6.12's ptp_mock (from linux-source-6.12) built out of
+# tree for 6.1 with ptp-mock-init.c, which makes one clock at load.
 # Every step checks for its result first, so a warm run touches nothing.
 # Prints the cache's environment (KVER=..., CACHE=...) on stdout last;
 # progress goes to stderr. Exits non-zero when something cannot be fetched.
@@ -12,6 +14,8 @@ CACHE=${CLOCKD_VM_CACHE:-/var/cache/clockd-vm}
 DEBS=$CACHE/debs
 ROOT=$CACHE/root	# every package extracted here, nothing installed
 GPIOSIM=$CACHE/gpio-sim
+PTPMOCK=$CACHE/ptp-mock
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 say() { echo "fetch: $*" >&2; }
 
@@ -87,6 +91,33 @@ build_gpio_sim() {
 	make -s -C "$ROOT/usr/src/linux-headers-$KVER" M="$GPIOSIM" modules >&2
 }
 
+# ptp_mock.c and its header from the 6.12 source tarball. Against 6.1 it
+# builds as it is; its header declares the functions only when the
+# kernel's config has the driver, which the Kbuild says.
+ptp_mock_sources() {
+	[ -e "$PTPMOCK/Kbuild" ] && return 0	# written last
+	say "extracting ptp_mock sources from linux-source-6.12"
+	mkdir -p "$PTPMOCK"
+	tar -xJf "$ROOT/usr/src/linux-source-6.12.tar.xz" -C "$PTPMOCK" --strip-components=3 \
+		linux-source-6.12/drivers/ptp/ptp_mock.c linux-source-6.12/include/linux/ptp_mock.h
+	sed -i 's|#include <linux/ptp_mock.h>|#include "ptp_mock.h"|' "$PTPMOCK/ptp_mock.c"
+	mv "$PTPMOCK/ptp_mock.c" "$PTPMOCK/mock-phc.c"
+	printf '%s\n' 'obj-m := ptp-mock.o' 'ptp-mock-y := mock-phc.o ptp-mock-init.o' \
+		'ccflags-y := -DCONFIG_PTP_1588_CLOCK_MOCK_MODULE=1' > "$PTPMOCK/Kbuild"
+}
+
+build_ptp_mock() {
+	# The init file is ours: a changed one is built again.
+	if ! cmp -s "$HERE/ptp-mock-init.c" "$PTPMOCK/ptp-mock-init.c"; then
+		cp "$HERE/ptp-mock-init.c" "$PTPMOCK/ptp-mock-init.c"
+		rm -f "$PTPMOCK/ptp-mock.ko"
+	fi
+	[ -e "$PTPMOCK/ptp-mock.ko" ] && return 0
+	fix_headers
+	say "building ptp-mock.ko for $KVER"
+	make -s -C "$ROOT/usr/src/linux-headers-$KVER" M="$PTPMOCK" modules >&2
+}
+
 main() {
 	mkdir -p "$DEBS" "$ROOT"
 	KVER=$(kernel_version)
@@ -98,12 +129,14 @@ main() {
 	echo "$KVER" > "$CACHE/kver"
 	for pkg in "linux-image-$KVER" "linux-headers-$KVER" \
 		"linux-headers-${KVER%-amd64}-common" linux-kbuild-6.1 \
-		linux-source-6.1 busybox-static libgpiod2; do
+		linux-source-6.1 linux-source-6.12 busybox-static libgpiod2; do
 		download "$pkg"
 		extract "$pkg"
 	done
 	gpio_sim_sources
 	build_gpio_sim
+	ptp_mock_sources
+	build_ptp_mock
 	echo "CACHE=$CACHE"
 	echo "KVER=$KVER"
 }

@@ -361,6 +361,75 @@ check_phc_ref() {
 	stop_clockd
 }
 
+# --- a PHC that moves: ptp-mock (fetch.sh), steered by the guest ----------
+# mock_find: MOCK=/dev/ptpN of the mock, empty if it did not load.
+mock_find() {
+	MOCK=
+	for d in /sys/class/ptp/ptp*; do
+		[ "$(cat "$d/clock_name" 2>/dev/null)" = "Mock-up PTP clock" ] && MOCK=/dev/${d##*/}
+	done
+	[ -n "$MOCK" ] && echo "# mock PHC: $MOCK"
+}
+
+# (l) source phc on the mock: read by its clock id, time that goes on,
+# a rate change taken as it is, and the fault path of a device that really
+# moves: a 1 s jump is a stepped source, and the daemon moves to posix.
+check_mock_source() {
+	[ -n "$MOCK" ] || { skip "mock phc source" "no ptp-mock clock"; return; }
+	clockd-check phc "$MOCK" set
+	ok $? "mock-source: the mock set to CLOCK_TAI"
+	start_clockd mock-source source=phc,posix phc_device="$MOCK" tick=timerfd hz=100 stall_ticks=100 ||
+		{ stop_clockd; return; }
+	on source phc
+	ok $? "$name: clockctl status names source phc"
+	sources_ok 5 source phc active - "$MOCK"
+	clockd-check advance 2
+	clockd-check phc "$MOCK" freq 100
+	ok $? "$name: the mock's rate set 100 ppm fast (adjfine)"
+	sleep 2
+	on source phc
+	ok $? "$name: still on source phc at the new rate"
+	clockd-check phc "$MOCK" step 1000000000
+	ok $? "$name: the mock moved 1 s forward (adjtime)"
+	poll 20 on source posix
+	ok $? "$name: the daemon moved to source posix"
+	show_sources
+	grep -q "source phc.*stepped" $LOG
+	ok $? "$name: the log says source phc ... stepped"
+	clockd-check advance 2
+	stop_clockd
+}
+
+# (m) reference phc on the mock: a lock, the rate the mock is steered to
+# (adjfine 20 ppm) as the frequency estimate, and a lock again after the
+# mock moves 5 ms (adjtime).
+mock_freq() { tracking | sed -n 's/.*"frequency_ppm":\([-0-9.e]*\).*/\1/p'; }
+check_mock_ref() {
+	[ -n "$MOCK" ] || { skip "mock phc reference" "no ptp-mock clock"; return; }
+	clockd-check phc "$MOCK" set && clockd-check phc "$MOCK" freq 20
+	ok $? "mock-ref: the mock set to CLOCK_TAI, 20 ppm fast"
+	start_clockd mock-ref source=posix tick=timerfd hz=100 reference=phc phc_device="$MOCK" \
+		stale_after_ms=60000 || { stop_clockd; return; }
+	sources_ok 5 ref phc active - "$MOCK"
+	wait_for 60 in_state locked
+	ok $? "$name: tracking locked on the mock"
+	sleep 10
+	show_tracking
+	f=$(mock_freq)
+	awk -v f="$f" 'BEGIN { exit !(f != "" && f - 20 < 2 && 20 - f < 2) }'
+	ok $? "$name: the frequency estimate ($f ppm) is the mock's 20 ppm within 2"
+	clockd-check phc "$MOCK" step 5000000
+	ok $? "$name: the mock moved 5 ms forward (adjtime)"
+	wait_for 20 in_state acquiring
+	ok $? "$name: acquiring again after the move"
+	wait_for 60 in_state locked
+	ok $? "$name: locked again"
+	show_tracking
+	grep -q "reference phc.*the reference moved" $LOG
+	ok $? "$name: the log says the reference moved"
+	stop_clockd
+}
+
 # (i) bad config: clockd exits 1 with a message naming device and reason.
 # bad NAME TEXT OPTION...
 bad() {
@@ -440,6 +509,8 @@ fi
 all && (check_phc) 2>&1 | report
 (gpio_find; check_pps) 2>&1 | report
 all && (check_phc_ref) 2>&1 | report
+all && (mock_find; check_mock_source) 2>&1 | report
+all && (mock_find; check_mock_ref) 2>&1 | report
 all && (check_bad_config) 2>&1 | report
 (gpio_find; check_bad_gpio_config) 2>&1 | report
 say END

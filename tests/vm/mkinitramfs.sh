@@ -18,8 +18,9 @@ KVER=$(cat "$CACHE/kver")
 LIBDIR=lib/x86_64-linux-gnu
 # configfs carries gpio-sim's configuration. The HPET and rtc_cmos drivers
 # are built into Debian's kernel (CONFIG_HPET=y, CONFIG_RTC_DRV_CMOS=y).
-# e1000e (with ptp and pps_core) gives the /dev/ptp0 of source phc.
-MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e"
+# e1000e (with ptp and pps_core) gives the /dev/ptp0 of source phc;
+# ptp-mock (fetch.sh) a PHC that moves and can be steered.
+MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko"
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT

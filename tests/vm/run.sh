@@ -7,7 +7,7 @@
 #
 # usage: run.sh [PROGRAM...]   (device check programs for the guest's /bin)
 # Environment: top_srcdir, top_builddir; CLOCKD_VM_CACHE (fetch.sh);
-# CLOCKD_VM_TIMEOUT (seconds, default 300); CLOCKD_VM_QEMU_ARGS (more qemu
+# CLOCKD_VM_TIMEOUT (seconds, default 600); CLOCKD_VM_QEMU_ARGS (more qemu
 # options, split on spaces, e.g. "-cpu max" or "-device e1000e");
 # CLOCKD_VM_CHECKS=gpio runs only the gpio checks (default: all);
 # CLOCKD_VM_GPIOD=v1|v2 makes the guest check that clockd runs that
@@ -16,7 +16,7 @@ set -u
 
 SRCDIR=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILDDIR=${top_builddir:-.}
-TIMEOUT=${CLOCKD_VM_TIMEOUT:-300}
+TIMEOUT=${CLOCKD_VM_TIMEOUT:-600}
 PREFIX=CLOCKD-VM:
 
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
