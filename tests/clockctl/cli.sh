@@ -142,4 +142,27 @@ else
 	skip "groff is not installed"
 fi
 
+# --- a forged page (issue #16): a FIFO, an empty file, /dev/zero ---
+# Each is refused at once (exit 1, the page's path named), and watch on a
+# FIFO still stops on SIGTERM (opening a FIFO used to hang).
+mkfifo "$tmp/fifo" && : >"$tmp/empty"
+for forged in "$tmp/fifo" "$tmp/empty" /dev/zero; do
+	timeout 10 "$CLOCKCTL" --page "$forged" time >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 1 ] && one_error_line && grep -qF "$forged" "$tmp/err"
+	check $? "time on a forged page ($forged): exit 1, one line"
+done
+"$CLOCKCTL" --page "$tmp/fifo" watch -i 0.1 >"$tmp/out" 2>"$tmp/err" &
+watcher=$!
+sleep 0.5
+kill -TERM "$watcher"
+watch_gone() { ! kill -0 "$watcher" 2>/dev/null; }
+wait_for "$DEADLINE_S" watch_gone
+st=$?
+[ $st -eq 0 ] || kill -KILL "$watcher"
+wait "$watcher"
+rc=$?
+[ $st -eq 0 ] && [ "$rc" -eq 0 ] && grep -q . "$tmp/out"
+check $? "watch on a FIFO page prints lines and stops on SIGTERM (exit $rc)"
+
 done_testing

@@ -17,8 +17,9 @@ PAGE_WRITER_SOURCES = \
 check_LTLIBRARIES += tests/page/libpagetest.la
 tests_page_libpagetest_la_SOURCES = $(PAGE_WRITER_SOURCES) $(PAGE_LIB_SOURCES)
 
-check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader
-TESTS += tests/page/torture tests/page/deadwriter tests/page/abi \
+check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader \
+	tests/page/forged
+TESTS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/forged \
 	tests/page/m32-reader.sh tests/page/torture-tsan.sh
 EXTRA_DIST += tests/page/m32-reader.sh tests/page/torture-tsan.sh
 
@@ -26,6 +27,8 @@ tests_page_torture_SOURCES = tests/page/torture.c
 tests_page_torture_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_deadwriter_SOURCES = tests/page/deadwriter.c
 tests_page_deadwriter_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
+tests_page_forged_SOURCES = tests/page/forged.c
+tests_page_forged_LDADD = src/libclockd/libclockd.la tests/libtap.la
 tests_page_abi_SOURCES = tests/page/abi.c
 tests_page_abi_LDADD = tests/libtap.la
 tests_page_page_reader_SOURCES = tests/page/page-reader.c
@@ -98,6 +101,7 @@ tests/page/page-reader-m32.stamp: $(PAGE_READER_C) $(PAGE_H)
 	fi; \
 	rm -f tests/page/page-reader-m32.log-cc; touch $@
 else
+tests_page_abi_CPPFLAGS = $(AM_CPPFLAGS)
 tests/page/page-reader-m32.stamp:
 	@$(MKDIR_P) tests/page
 	$(AM_V_at)echo "configure found no working -m32 toolchain (Debian: gcc-multilib)" \
