@@ -130,7 +130,7 @@ static bool next_ms(uint64_t next_ns, int64_t now, double *ms)
 {
 	if (next_ns == UINT64_MAX)
 		return false;
-	*ms = (double)((int64_t)next_ns - now) / 1e6;
+	*ms = (double)ctl_ns_sub((int64_t)next_ns, now) / 1e6;
 	return true;
 }
 

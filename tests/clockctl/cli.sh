@@ -165,4 +165,15 @@ rc=$?
 [ $st -eq 0 ] && [ "$rc" -eq 0 ] && grep -q . "$tmp/out"
 check $? "watch on a FIFO page prints lines and stops on SIGTERM (exit $rc)"
 
+# --- extreme seconds on a page (issue #16): the ns counts saturate ---
+"$top_builddir/tests/page/forged" extreme "$tmp/extreme" || bail "cannot write a page"
+run --page "$tmp/extreme" --json watch -n 1
+# (grep, not jq: jq reads numbers as doubles)
+[ "$rc" -eq 0 ] && grep -q '"realtime_ns":9223372036854775807[,}]' "$tmp/out" &&
+	grep -q '"monotonic_ns":-9223372036854775808[,}]' "$tmp/out"
+check $? "watch --json on a page with extreme seconds: realtime and monotonic ns saturate"
+run --page "$tmp/extreme" watch -n 1
+[ "$rc" -eq 0 ] && grep -q 'realtime 9223372036.854775807' "$tmp/out"
+check $? "watch on a page with extreme seconds prints the saturated value"
+
 done_testing

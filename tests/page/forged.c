@@ -11,6 +11,8 @@
  *    vclock_path is an empty regular file, a FIFO, /dev/zero, a path
  *    outside /dev, a path climbing out of /dev;
  *  - the control: the same page with CLOCKD_VCLOCK_NONE reads.
+ * "forged extreme PATH" writes a page that looks live and holds seconds
+ * no nanosecond count can (for tests/clockctl/cli.sh: clockctl saturates).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +166,34 @@ static void forged_vclock(uint32_t mode, const char *name)
 	}
 }
 
+/* A page whose writer looks alive (any TID in the futex word) with
+ * realtime near +2^63/1000 s and monotonic near -2^63/1000 s. */
+static int write_extreme(const char *path)
+{
+	static struct clockd_page pg;
+	uint32_t tid = (uint32_t)getpid();
+
+	memset(&pg, 0, sizeof(pg));
+	pg.magic = CLOCKD_PAGE_MAGIC;
+	pg.abi_version = CLOCKD_PAGE_ABI;
+	pg.size = CLOCKD_PAGE_SIZE;
+	pg.hz = 1000;
+	pg.generation = 7;
+	pg.stale_ns = UINT64_MAX / 2;
+	memcpy(pg.writer_lock, &tid, sizeof(tid));
+	for (int i = 0; i < 2; i++) {
+		pg.data[i].vclock_mode = CLOCKD_VCLOCK_NONE;
+		pg.data[i].mask = UINT64_MAX;
+		pg.data[i].max_cycles = UINT64_MAX;
+		pg.data[i].real_sec = INT64_MAX / 1000;
+		pg.data[i].mono_sec = INT64_MIN / 1000;
+		pg.data[i].xtime_sec = INT64_MAX / 1000;
+		pg.data[i].coarse_mono_sec = INT64_MIN / 1000;
+	}
+	write_file(path, &pg, sizeof(pg));
+	return 0;
+}
+
 static void cleanup(void)
 {
 	static const char *const names[] = { "empty", "fifo", "random", "short", "long", "page" };
@@ -176,8 +206,10 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "extreme") == 0)
+		return write_extreme(argv[2]);
 	if (!mkdtemp(dir))
 		tap_bail("mkdtemp: %s", strerror(errno));
 	atexit(cleanup);
