@@ -58,6 +58,7 @@ struct ctlserver {
 	struct log_repeat refused_user; /* beyond max_clients_per_user */
 	struct log_repeat flooders; /* clients disconnected for a message flood */
 	struct log_repeat oom;      /* allocations failing (main thread) */
+	struct log_repeat client_errors; /* a timer client could not be made */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -242,7 +243,9 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 		if (err == ENOMEM)
 			oom_note(s, c->pid, "a timer client (HELLO refused)");
 		else
-			log_warnx("control: pid %ld: cannot make a timer client: %s", (long)c->pid, strerror(err));
+			log_repeat(&s->client_errors, LOG_WARNING, false,
+				   "control: pid %ld uid %lu: cannot make a timer client: %s (further failures "
+				   "are only counted)", (long)c->pid, (unsigned long)c->uid, strerror(err));
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
@@ -603,6 +606,8 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 			     (int)(QUIET_NS / SEC_NS), s->p.max_clients_per_user);
 	log_repeat_end_quiet(&s->flooders, QUIET_NS, "control: no message flood for %d s (quota %" PRIu32 "/s)",
 			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
+	log_repeat_end_quiet(&s->client_errors, QUIET_NS, "control: timer clients made again for %d s",
+			     (int)(QUIET_NS / SEC_NS));
 	accept_resume(s);
 	oom_sweep(s);
 }

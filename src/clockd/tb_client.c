@@ -489,5 +489,7 @@ void tb_cc_wake(struct tb_cc *cc)
 		return;
 	cc->deliv_dirty = false;
 	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("timer base %u: client pid %d: delivery eventfd", cc->base->cpu, (int)cc->client->pid);
+		log_repeat(&cc->base->wake_err, LOG_WARNING, true,
+			   "timer base %u: client pid %d: delivery eventfd (further failures are only counted)",
+			   cc->base->cpu, (int)cc->client->pid);
 }

@@ -305,8 +305,21 @@ void tb_cc_break(struct tb_cc *cc, const char *what)
 	 * clears the timers once the round is over. */
 	cc->broken = true;
 	__atomic_store_n(&cc->client->broken, 1, __ATOMIC_RELAXED);
-	log_warnx("timer base %u: client pid %d: %s corrupt, client no longer served", cc->base->cpu,
-		  (int)cc->client->pid, what);
+	log_repeat(&cc->base->corrupt, LOG_WARNING, false,
+		   "timer base %u: client pid %d uid %lu: %s corrupt, client no longer served (further "
+		   "such clients are only counted)", cc->base->cpu, (int)cc->client->pid,
+		   (unsigned long)cc->client->uid, what);
+}
+
+bool tb_log_sweep(struct tb_base *b)
+{
+	log_repeat_end_quiet(&b->corrupt, TB_LOG_QUIET_NS,
+			     "timer base %u: no client with corrupt shared memory for %d s", b->cpu,
+			     (int)(TB_LOG_QUIET_NS / NSEC_PER_SEC));
+	log_repeat_end_quiet(&b->wake_err, TB_LOG_QUIET_NS,
+			     "timer base %u: delivery eventfds written again for %d s", b->cpu,
+			     (int)(TB_LOG_QUIET_NS / NSEC_PER_SEC));
+	return b->corrupt.count || b->wake_err.count;
 }
 
 void tb_cc_clear(struct tb_cc *cc)

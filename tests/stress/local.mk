@@ -24,6 +24,13 @@ tests_stress_flood_SOURCES = tests/stress/flood.c tests/ctlraw.c tests/ctlraw.h
 tests_stress_flood_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
 TESTS += tests/stress/flood.sh
 EXTRA_DIST += tests/stress/flood.sh
+# logflood.sh: a client that corrupts its submission ring and reconnects
+# thousands of times (ringcorrupt) gives O(1) log lines.
+check_PROGRAMS += tests/stress/ringcorrupt
+tests_stress_ringcorrupt_SOURCES = tests/stress/ringcorrupt.c tests/ctlraw.c tests/ctlraw.h
+tests_stress_ringcorrupt_LDADD = src/shared/libshared.la
+TESTS += tests/stress/logflood.sh
+EXTRA_DIST += tests/stress/logflood.sh
 # oom.sh: allocation failures injected into clockd (failalloc.so, an
 # LD_PRELOAD shim driven by a control file) and a client that arms into
 # them (oomclient).
