@@ -336,15 +336,40 @@ static int do_cpu_stats(struct conn *c, const struct ctl_msg *req)
 	return send_msg(c->fd, &m, NULL, 0);
 }
 
-/* The index-th connection that said HELLO, in order of connection. */
+/* Whether @c is root or a member of stats_gid (its primary group or one of
+ * its supplementary groups, as the kernel saw them at connect: SO_PEERGROUPS). */
+static bool conn_is_admin(const struct conn *c)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	gid_t g = c->srv->p.stats_gid;
+
+	if (c->uid == 0)
+		return true;
+	if (g == (gid_t)-1)
+		return false;
+	if (c->gid == g)
+		return true;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == g)
+			return true;
+	return false;
+}
+
+/* The index-th connection that said HELLO, in order of connection, of
+ * those @c may see: its own uid's, or every one for root and members of
+ * stats_group (pids, uids and counters are not every user's business). */
 static int do_client_stats(struct conn *c, const struct ctl_msg *req)
 {
 	struct ctlserver *s = c->srv;
+	bool all = conn_is_admin(c);
 	uint32_t k = 0;
 	struct conn *t;
 
 	for (t = s->conns; t; t = t->next)
-		if (t->tbc && k++ == req->u.index.index)
+		if (t->tbc && (all || t->uid == c->uid) && k++ == req->u.index.index)
 			break;
 	if (!t)
 		return send_error(c->fd, req->seq, ENOENT, CTL_CLIENT_STATS, "no client %" PRIu32 " (%" PRIu32 ")",

@@ -628,6 +628,7 @@ static void timers_start(struct clockd *cd)
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
 		.ring_slots = cfg->timer_ring_slots,
+		.stats_gid = cfg->stats_group[0] ? group_id("stats_group", cfg->stats_group) : (gid_t)-1,
 		.owns_path = cd->ctl_owned,
 	};
 	char cpus[256];

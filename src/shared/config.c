@@ -235,6 +235,9 @@ const struct config_key config_table[] = {
 	{ "socket_group", CFG_STRING, "", 0, 0, NULL, FIELD(socket_group),
 	  "group owning the control socket, mode 0660 (empty: the group the daemon runs as)",
 	  0, 0, name_validate },
+	{ "stats_group", CFG_STRING, "", 0, 0, NULL, FIELD(stats_group),
+	  "group whose members see every timer client in CLIENT_STATS (others: their own uid's; "
+	  "empty: root only)", 0, 0, name_validate },
 	{ "watchdog", CFG_CHOICE, "auto", 0, 0, watchdog_choices, FIELD(watchdog),
 	  "systemd watchdog: auto (WATCHDOG=1 while ticking, when $WATCHDOG_USEC asks) or off" },
 };

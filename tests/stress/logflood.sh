@@ -8,7 +8,7 @@
 # and the daemon keeps serving others throughout.
 set -u
 . "$top_srcdir/tests/stress/lib.sh"
-RINGCORRUPT=$top_builddir/tests/stress/ringcorrupt
+HOSTILE=$top_builddir/tests/stress/hostile
 rounds=${LOGFLOOD_ROUNDS:-2000}
 private_dir logflood
 
@@ -25,7 +25,7 @@ fi
 before=$(wc -l <"$T/log")
 ncpu=$(nproc)
 
-out=$("$RINGCORRUPT" "$T/control" "$rounds")
+out=$("$HOSTILE" corrupt "$T/control" "$rounds")
 ok $? "a client corrupted its ring and reconnected $rounds times ($out)"
 corrupt=$(grep -c "corrupt, client no longer served" "$T/log")
 lines=$(($(wc -l <"$T/log") - before))

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The log flood of issue #16: a client that corrupts its submission ring
- * and reconnects, again and again.
+ * Hostile clients of issue #16, speaking the protocol themselves.
  *
- *   ringcorrupt SOCKET N
+ *   hostile corrupt SOCKET N
+ * The log flood: N times, connect, HELLO, map the shared memory handed
+ * over, move the first submission ring's tail beyond the ring, wake the
+ * base, wait a moment for it to look (2 ms), close. Prints "done N
+ * corrupted C refused R" (C: rings corrupted, R: connections the daemon
+ * refused, as a daemon whose clients are not yet freed does beyond
+ * max_clients_per_user). Exit 0, or 1 if no ring could be corrupted.
  *
- * N times: connect, HELLO, map the shared memory handed over, move the
- * first submission ring's tail beyond the ring, wake the base, wait a
- * moment for it to look (2 ms), close. Prints "done N corrupted C refused
- * R" (C: rings corrupted, R: connections the daemon refused, as a daemon
- * whose clients are not yet freed does beyond max_clients_per_user).
- * Exit 0, or 1 if no ring could be corrupted at all.
+ *   hostile hello SOCKET
+ * A timer client that says HELLO and holds on until stdin reaches its end
+ * (for CLIENT_STATS to show it). Prints "hello" once served; exit 1 if not.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,14 +68,42 @@ out:
 	return rc;
 }
 
+static int hello_and_hold(const char *path)
+{
+	int fds[CTLRAW_MAXFDS], fd = ctlraw_connect(path);
+	unsigned nfds = 0;
+	struct ctl_msg m;
+	char c;
+
+	if (fd < 0)
+		return 1;
+	ctl_msg_init(&m, CTL_HELLO, 1);
+	m.u.hello.min_version = m.u.hello.max_version = CTL_VERSION;
+	if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, fds, &nfds) != 1 ||
+	    m.type != CTL_HELLO_ACK) {
+		fprintf(stderr, "hostile: HELLO not answered\n");
+		return 1;
+	}
+	printf("hello\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	close_fds(fds, nfds);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n, done = 0, corrupted = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: ringcorrupt SOCKET N\n");
+	if (argc == 3 && strcmp(argv[1], "hello") == 0)
+		return hello_and_hold(argv[2]);
+	if (argc != 4 || strcmp(argv[1], "corrupt") != 0) {
+		fprintf(stderr, "usage: hostile corrupt SOCKET N | hostile hello SOCKET\n");
 		return 2;
 	}
+	argv++;
 	n = strtoul(argv[2], NULL, 10);
 	for (; done < n; done++)
 		corrupted += (unsigned long)round_once(argv[1]);
