@@ -8,6 +8,7 @@ CLOCKD_CORE_SOURCES = \
 	src/clockd/tick_hpet.c src/clockd/tick_rtc.c \
 	src/clockd/ticker.c src/clockd/ticker.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
+	src/clockd/safepath.c src/clockd/safepath.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h \
 	src/clockd/devices.c src/clockd/devices.h \
 	src/clockd/reference.c src/clockd/reference.h \

@@ -32,6 +32,7 @@
 #include "clockd/reference.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
+#include "clockd/safepath.h"
 #include "clockd/ticker.h"
 #include "clockd/timekeeper.h"
 #include "clockd/timerbase.h"
@@ -696,6 +697,7 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	resolve_identity(&cd);
+	safepath_trust(cd.run_uid);
 	if (export_open(&cd.ex, &cd.cfg) < 0)
 		fatalx("cannot export to chronyd/ntpd as configured; see the messages above");
 	if (devices_open(&cd.dv, &cd.cfg) < 0)

@@ -53,7 +53,7 @@ CLOCKD_TSAN_C = \
 	$(top_srcdir)/src/shared/ctlproto.c \
 	$(top_srcdir)/src/shared/timerrec.c $(top_srcdir)/src/clockd/ctlserver.c \
 	$(top_srcdir)/src/clockd/timerbase.c $(top_srcdir)/src/clockd/tb_timer.c \
-	$(top_srcdir)/src/clockd/tb_client.c \
+	$(top_srcdir)/src/clockd/tb_client.c $(top_srcdir)/src/clockd/safepath.c \
 	$(top_srcdir)/src/libclockd/page.c $(top_srcdir)/src/libclockd/clock.c \
 	$(top_srcdir)/src/libclockd/jiffies.c $(top_srcdir)/src/libclockd/status.c \
 	$(top_srcdir)/src/libclockd/vclock.c

@@ -11,6 +11,7 @@ PAGE_LIB_SOURCES = \
 PAGE_WRITER_SOURCES = \
 	tests/page/testpage.c tests/page/testpage.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
+	src/clockd/safepath.c src/clockd/safepath.h \
 	src/shared/log.c src/shared/log.h
 
 # One convenience library of them (libtool objects, shared with libclockd.la).
@@ -45,7 +46,8 @@ PAGE_LIB_C = \
 	$(top_srcdir)/src/shared/latch.c
 PAGE_TORTURE_C = \
 	$(top_srcdir)/tests/page/torture.c $(top_srcdir)/tests/page/testpage.c \
-	$(top_srcdir)/src/clockd/pagefile.c $(top_srcdir)/src/shared/log.c \
+	$(top_srcdir)/src/clockd/pagefile.c $(top_srcdir)/src/clockd/safepath.c \
+	$(top_srcdir)/src/shared/log.c \
 	$(top_srcdir)/src/shared/tickmath.c \
 	$(top_srcdir)/tests/tap.c $(PAGE_LIB_C)
 PAGE_READER_C = $(top_srcdir)/tests/page/page-reader.c $(PAGE_LIB_C)
@@ -53,7 +55,8 @@ PAGE_H = \
 	$(top_srcdir)/include/clockd/page.h $(top_srcdir)/include/clockd/clockd.h \
 	$(top_srcdir)/src/libclockd/internal.h $(top_srcdir)/src/shared/latch.h \
 	$(top_srcdir)/src/shared/tickmath.h $(top_srcdir)/src/shared/tsc.h \
-	$(top_srcdir)/src/clockd/pagefile.h $(top_srcdir)/tests/page/testpage.h
+	$(top_srcdir)/src/clockd/pagefile.h $(top_srcdir)/src/clockd/safepath.h \
+	$(top_srcdir)/tests/page/testpage.h
 PAGE_ABI_C = $(top_srcdir)/tests/page/abi.c $(top_srcdir)/tests/tap.c
 
 # torture-tsan: the torture program under ThreadSanitizer when $(CC) can

@@ -35,6 +35,10 @@ EXTRA_DIST += tests/stress/logflood.sh
 # unless it is root or in stats_group (as root, with nobody and other uids).
 TESTS += tests/stress/clientstats.sh
 EXTRA_DIST += tests/stress/clientstats.sh
+# paths.sh: foreign and writable page and socket directories refused, and
+# a symlink race loop as nobody against a root daemon.
+TESTS += tests/stress/paths.sh
+EXTRA_DIST += tests/stress/paths.sh
 # oom.sh: allocation failures injected into clockd (failalloc.so, an
 # LD_PRELOAD shim driven by a control file) and a client that arms into
 # them (oomclient).
