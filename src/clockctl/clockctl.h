@@ -106,9 +106,26 @@ int ctl_read_failed(int err);
 /* "sec.nsec" of a nanosecond count, into @buf. */
 const char *ctl_fmt_ns(char *buf, size_t len, int64_t ns);
 
+/* A timespec in ns, saturated at INT64_MIN and INT64_MAX: a page can hold
+ * seconds no nanosecond count can (a forged one, at least). */
 static inline int64_t ctl_ts_ns(const struct timespec *ts)
 {
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	int64_t ns;
+
+	if (__builtin_mul_overflow((int64_t)ts->tv_sec, INT64_C(1000000000), &ns) ||
+	    __builtin_add_overflow(ns, (int64_t)ts->tv_nsec, &ns))
+		return ts->tv_sec < 0 ? INT64_MIN : INT64_MAX;
+	return ns;
+}
+
+/* @a - @b, saturated. */
+static inline int64_t ctl_ns_sub(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return d;
 }
 
 #endif

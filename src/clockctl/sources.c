@@ -39,7 +39,7 @@ static struct json_object *device_json(const struct clockd_device *d, int64_t no
 	json_object_object_add(o, "faults", json_object_new_uint64(d->faults));
 	json_object_object_add(o, "spurious", json_object_new_uint64(d->spurious));
 	json_object_object_add(o, "missed", json_object_new_uint64(d->missed));
-	ctl_json_add_time(o, "since", now - d->since_ns);
+	ctl_json_add_time(o, "since", ctl_ns_sub(now, d->since_ns));
 	return o;
 }
 
@@ -86,7 +86,7 @@ int verb_sources(const struct ctl *ctl, int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		char since[32];
 
-		snprintf(since, sizeof(since), "%.1fs", (double)(now - dev[i].since_ns) / 1e9);
+		snprintf(since, sizeof(since), "%.1fs", (double)ctl_ns_sub(now, dev[i].since_ns) / 1e9);
 		printf("%-6s %-8s %-11s %-9s %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10s  %s\n",
 		       clockd_device_role_name(dev[i].role), dev[i].name, clockd_device_state_name(dev[i].state),
 		       clockd_fault_name(dev[i].fault), dev[i].faults, dev[i].spurious, dev[i].missed, since,

@@ -54,7 +54,7 @@ static struct json_object *reading_json(const char *name, const struct reading *
 	json_object_object_add(o, "res_ns", json_object_new_int64(ctl_ts_ns(&r->res)));
 	json_object_object_add(o, "kernel_sec", json_object_new_int64(r->kernel.tv_sec));
 	json_object_object_add(o, "kernel_nsec", json_object_new_int64(r->kernel.tv_nsec));
-	json_object_object_add(o, "diff_ns", json_object_new_int64(ns - kns));
+	json_object_object_add(o, "diff_ns", json_object_new_int64(ctl_ns_sub(ns, kns)));
 	return o;
 }
 
@@ -65,7 +65,7 @@ static void reading_text(const char *name, const struct reading *r)
 
 	printf("%-17s %21s %10" PRId64 " ns %21s %+12" PRId64 " ns\n", name,
 	       ctl_fmt_ns(v, sizeof(v), ns), ctl_ts_ns(&r->res), ctl_fmt_ns(k, sizeof(k), kns),
-	       ns - kns);
+	       ctl_ns_sub(ns, kns));
 }
 
 int verb_time(const struct ctl *ctl, int argc, char **argv)

@@ -46,7 +46,7 @@ static bool next_ms(int64_t next_ns, int64_t now, double *ms)
 {
 	if (next_ns < 0)
 		return false;
-	*ms = (double)(next_ns - now) / 1e6;
+	*ms = (double)ctl_ns_sub((int64_t)next_ns, now) / 1e6;
 	return true;
 }
 

@@ -8,6 +8,7 @@
  * timer bases but through timerbase.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "clockd/ctlserver.h"
+#include "clockd/safepath.h"
 #include "shared/log.h"
 
 #define SWEEP_SEC 1
@@ -58,6 +60,7 @@ struct ctlserver {
 	struct log_repeat refused_user; /* beyond max_clients_per_user */
 	struct log_repeat flooders; /* clients disconnected for a message flood */
 	struct log_repeat oom;      /* allocations failing (main thread) */
+	struct log_repeat client_errors; /* a timer client could not be made */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -242,7 +245,9 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 		if (err == ENOMEM)
 			oom_note(s, c->pid, "a timer client (HELLO refused)");
 		else
-			log_warnx("control: pid %ld: cannot make a timer client: %s", (long)c->pid, strerror(err));
+			log_repeat(&s->client_errors, LOG_WARNING, false,
+				   "control: pid %ld uid %lu: cannot make a timer client: %s (further failures "
+				   "are only counted)", (long)c->pid, (unsigned long)c->uid, strerror(err));
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
@@ -333,15 +338,40 @@ static int do_cpu_stats(struct conn *c, const struct ctl_msg *req)
 	return send_msg(c->fd, &m, NULL, 0);
 }
 
-/* The index-th connection that said HELLO, in order of connection. */
+/* Whether @c is root or a member of stats_gid (its primary group or one of
+ * its supplementary groups, as the kernel saw them at connect: SO_PEERGROUPS). */
+static bool conn_is_admin(const struct conn *c)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	gid_t g = c->srv->p.stats_gid;
+
+	if (c->uid == 0)
+		return true;
+	if (g == (gid_t)-1)
+		return false;
+	if (c->gid == g)
+		return true;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == g)
+			return true;
+	return false;
+}
+
+/* The index-th connection that said HELLO, in order of connection, of
+ * those @c may see: its own uid's, or every one for root and members of
+ * stats_group (pids, uids and counters are not every user's business). */
 static int do_client_stats(struct conn *c, const struct ctl_msg *req)
 {
 	struct ctlserver *s = c->srv;
+	bool all = conn_is_admin(c);
 	uint32_t k = 0;
 	struct conn *t;
 
 	for (t = s->conns; t; t = t->next)
-		if (t->tbc && k++ == req->u.index.index)
+		if (t->tbc && (all || t->uid == c->uid) && k++ == req->u.index.index)
 			break;
 	if (!t)
 		return send_error(c->fd, req->seq, ENOENT, CTL_CLIENT_STATS, "no client %" PRIu32 " (%" PRIu32 ")",
@@ -603,6 +633,8 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 			     (int)(QUIET_NS / SEC_NS), s->p.max_clients_per_user);
 	log_repeat_end_quiet(&s->flooders, QUIET_NS, "control: no message flood for %d s (quota %" PRIu32 "/s)",
 			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
+	log_repeat_end_quiet(&s->client_errors, QUIET_NS, "control: timer clients made again for %d s",
+			     (int)(QUIET_NS / SEC_NS));
 	accept_resume(s);
 	oom_sweep(s);
 }
@@ -621,14 +653,14 @@ static int fill_addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
-/* Something at @path: a socket nobody answers on is a dead daemon's and
- * goes; anything else stays and is an error. */
-static int clear_stale(const char *path, const struct sockaddr_un *sa)
+/* Something at @base in @dirfd (@path, @sa): a socket nobody answers on is
+ * a dead daemon's and goes; anything else stays and is an error. */
+static int clear_stale(int dirfd, const char *base, const char *path, const struct sockaddr_un *sa)
 {
 	struct stat st;
 	int fd, rc;
 
-	if (lstat(path, &st) < 0)
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : (log_warn("control_socket: %s", path), -1);
 	if (!S_ISSOCK(st.st_mode)) {
 		log_warnx("control_socket: %s exists and is not a socket; not replacing it", path);
@@ -648,24 +680,42 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa)
 		log_warn("control_socket: %s: cannot tell whether it is in use", path);
 		return -1;
 	}
-	if (unlink(path) < 0)
+	if (unlinkat(dirfd, base, 0) < 0)
 		return log_warn("control_socket: %s: cannot remove the stale socket", path), -1;
 	log_notice("control_socket: %s: removed the stale socket of a daemon that is gone", path);
 	return 0;
 }
 
+/*
+ * Bound in a directory checked by safepath_dir and held open, through
+ * /proc/self/fd (where it cannot be, by the path: the directory is
+ * trusted anyway): the mode comes from the umask at bind, the group is set
+ * without following a link, and the node is checked to be the socket.
+ */
 int ctlserver_listen(const char *path, gid_t gid)
 {
 	struct sockaddr_un sa;
+	char base[sizeof(sa.sun_path)];
+	int fd = -1, dirfd, rc;
 	mode_t old;
-	int fd, rc;
 
-	if (fill_addr(&sa, path) < 0 || clear_stale(path, &sa) < 0)
+	if (fill_addr(&sa, path) < 0)
 		return -1;
+	dirfd = safepath_dir("control_socket", path, base, sizeof(base));
+	if (dirfd < 0)
+		return -1;
+	/* Through the held directory when /proc names it; else by the path
+	 * (its directory was checked all the same). */
+	if (access("/proc/self/fd", X_OK) != 0 || safepath_sockaddr(dirfd, base, &sa) < 0)
+		(void)fill_addr(&sa, path);
+	if (clear_stale(dirfd, base, path, &sa) < 0)
+		goto err_close;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return log_warn("control_socket: socket"), -1;
-	/* Never more than 0660, not even between bind and chmod. */
+	if (fd < 0) {
+		log_warn("control_socket: socket");
+		goto err_close;
+	}
+	/* 0660 from the start: never more, not even for an instant. */
 	old = umask(0117);
 	rc = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
@@ -673,19 +723,24 @@ int ctlserver_listen(const char *path, gid_t gid)
 		log_warn("control_socket: %s: bind", path);
 		goto err_close;
 	}
-	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) {
+	if (gid != (gid_t)-1 && fchownat(dirfd, base, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0) {
 		log_warn("control_socket: %s: cannot give it to group %lu", path, (unsigned long)gid);
 		goto err_unlink;
 	}
-	if (chmod(path, 0660) < 0 || listen(fd, 64) < 0) {
-		log_warn("control_socket: %s: chmod/listen", path);
+	if (safepath_check_socket(dirfd, base, path, gid, 0660) < 0)
+		goto err_close; /* not ours to unlink */
+	if (listen(fd, 64) < 0) {
+		log_warn("control_socket: %s: listen", path);
 		goto err_unlink;
 	}
+	close(dirfd);
 	return fd;
 err_unlink:
-	unlink(path);
+	unlinkat(dirfd, base, 0);
 err_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
 	return -1;
 }
 

@@ -38,6 +38,8 @@ struct ctlserver_params {
 	uint32_t max_msgs_per_sec; /* per client */
 	uint32_t max_timers;       /* per client (HELLO_ACK, decode limits) */
 	uint32_t ring_slots;       /* HELLO_ACK */
+	gid_t stats_gid;           /* CLIENT_STATS shows its members (and root) every
+				    * client, others their own uid's; (gid_t)-1: none */
 	bool owns_path;            /* ctlserver_adopt: unlink path at close (bound by
 				    * ctlserver_listen, not passed by systemd) */
 };

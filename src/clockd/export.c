@@ -89,12 +89,22 @@ static int precision_of(uint32_t hz)
 	return p;
 }
 
+/* Root or this daemon's user: the only owners and creators of a segment
+ * no one else may have attached to for writing. */
+static bool trusted_uid(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 /*
- * An existing segment must be usable as is. The wrong size cannot be
- * fixed (ipcrm it). A world-writable one is refused rather than narrowed:
- * permissions are checked only at shmat, so whoever attached while it was
- * open could go on writing. Other permissions are set to the configured
- * ones when the segment is ours (same owner uid), else refused.
+ * An existing segment is reused only when nobody else can have written
+ * it: created and owned by root or this daemon's user (a creator may give
+ * the segment to another owner, so both are checked), and not open to the
+ * world beyond what ntp_shm_mode says (permissions are checked only at
+ * shmat: whoever attached while it was open could go on writing). Other
+ * permissions are set to the configured ones when the segment is ours.
+ * 1 reuse, 0 re-create (said why), -1 refused (the wrong size: not an NTP
+ * segment, perhaps another program's).
  */
 static int shm_check_existing(int id, key_t key, unsigned mode)
 {
@@ -112,19 +122,27 @@ static int shm_check_existing(int id, key_t key, unsigned mode)
 			  (unsigned)key, (size_t)ds.shm_segsz, sizeof(struct ntp_shm), (unsigned)key);
 		return -1;
 	}
-	if (have == mode)
+	if (!trusted_uid(ds.shm_perm.uid) || !trusted_uid(ds.shm_perm.cuid)) {
+		log_warnx("NTP SHM key 0x%08x: the existing segment has owner uid %u, creator uid %u and "
+			  "permissions %04o (%lu attached): not root's or this daemon's, whoever made it may "
+			  "write it; removed and created afresh", (unsigned)key, (unsigned)ds.shm_perm.uid,
+			  (unsigned)ds.shm_perm.cuid, have, (unsigned long)ds.shm_nattch);
 		return 0;
+	}
 	if ((have & 0002) && !(mode & 0002)) {
 		log_warnx("NTP SHM key 0x%08x: the existing segment is world-writable (%04o, ntp_shm_mode is "
-			  "%04o): anyone attached may feed time; refused (ipcrm -M 0x%08x to start afresh)",
-			  (unsigned)key, have, mode, (unsigned)key);
-		return -1;
+			  "%04o, owner uid %u, %lu attached): anyone attached may feed time; removed and created "
+			  "afresh", (unsigned)key, have, mode, (unsigned)ds.shm_perm.uid,
+			  (unsigned long)ds.shm_nattch);
+		return 0;
 	}
+	if (have == mode)
+		return 1;
 	if (ds.shm_perm.uid != geteuid()) {
 		log_warnx("NTP SHM key 0x%08x: the existing segment has permissions %04o and owner uid %u, "
-			  "not ntp_shm_mode %04o: refused (not ours to change)",
+			  "not ntp_shm_mode %04o: removed and created afresh (not ours to change)",
 			  (unsigned)key, have, (unsigned)ds.shm_perm.uid, mode);
-		return -1;
+		return 0;
 	}
 	ds.shm_perm.mode = (ds.shm_perm.mode & ~0777u) | mode;
 	if (shmctl(id, IPC_SET, &ds) < 0) {
@@ -133,7 +151,40 @@ static int shm_check_existing(int id, key_t key, unsigned mode)
 	}
 	log_notice("NTP SHM key 0x%08x: permissions of the existing segment changed from %04o to %04o",
 		   (unsigned)key, have, mode);
-	return 0;
+	return 1;
+}
+
+/*
+ * The segment of @key: created fresh (IPC_EXCL, so never one someone made
+ * in between), or an existing one shm_check_existing() trusts; one it does
+ * not is removed (its key is free at once; whoever is attached keeps an
+ * orphan nobody else reads) and created again. The id, or -1 (logged).
+ */
+static int shm_get(key_t key, int unit, unsigned mode)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int id = shmget(key, sizeof(struct ntp_shm), IPC_CREAT | IPC_EXCL | (int)mode), ok;
+
+		if (id >= 0)
+			return id;
+		if (errno != EEXIST)
+			break;
+		/* Size 0: any existing size, checked next. */
+		id = shmget(key, 0, 0);
+		if (id < 0 && errno == ENOENT)
+			continue; /* removed in between */
+		if (id < 0)
+			break;
+		ok = shm_check_existing(id, key, mode);
+		if (ok != 0)
+			return ok > 0 ? id : -1;
+		if (shmctl(id, IPC_RMID, NULL) < 0) {
+			log_warn("NTP SHM key 0x%08x: cannot remove the segment: refused", (unsigned)key);
+			return -1;
+		}
+	}
+	log_warn("NTP SHM key 0x%08x (unit %d)", (unsigned)key, unit);
+	return -1;
 }
 
 /* Find or create the segment, check it, attach it. 0 or -1 (logged). */
@@ -141,19 +192,10 @@ static int shm_open_unit(struct exporter *ex, int unit, unsigned mode)
 {
 	key_t key = (key_t)(NTP_SHM_KEY_BASE + unit);
 	struct ntp_shm *shm;
-	int id;
+	int id = shm_get(key, unit, mode);
 
-	id = shmget(key, sizeof(struct ntp_shm), IPC_CREAT | IPC_EXCL | (int)mode);
-	if (id < 0 && errno == EEXIST) {
-		/* Size 0: any existing size, checked next. */
-		id = shmget(key, 0, 0);
-		if (id >= 0 && shm_check_existing(id, key, mode) < 0)
-			return -1;
-	}
-	if (id < 0) {
-		log_warn("NTP SHM key 0x%08x (unit %d)", (unsigned)key, unit);
+	if (id < 0)
 		return -1;
-	}
 	shm = shmat(id, NULL, 0);
 	if (shm == (void *)-1) {
 		log_warn("NTP SHM key 0x%08x: cannot attach", (unsigned)key);

@@ -33,6 +33,7 @@
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
 #include "clockd/params.h"
+#include "clockd/safepath.h"
 #include "clockd/tickthread.h"
 #include "clockd/timekeeper.h"
 #include "clockd/timers/timerbase.h"
@@ -648,6 +649,7 @@ static void timers_start(struct clockd *cd)
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
 		.ring_slots = cfg->timer_ring_slots,
+		.stats_gid = cfg->stats_group[0] ? group_id("stats_group", cfg->stats_group) : (gid_t)-1,
 		.owns_path = cd->ctl_owned,
 	};
 	char cpus[256];
@@ -757,6 +759,7 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	resolve_identity(&cd);
+	safepath_trust(cd.run_uid);
 	open_clock(&cd);
 	control_socket_open(&cd);
 	drop_privileges(&cd);

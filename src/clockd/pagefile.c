@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "clockd/pagefile.h"
+#include "clockd/safepath.h"
 #include "shared/latch.h"
 #include "shared/log.h"
 
@@ -74,25 +74,11 @@ static int lock_fd(struct pagefile *pf)
 	return -1;
 }
 
-/* The directory of the page, created (0755) if it is missing. */
-static int make_dir(const char *path)
-{
-	char buf[256];
-	char *dir;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	dir = dirname(buf);
-	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
-		return 0;
-	log_warn("%s: cannot create the page directory %s", path, dir);
-	return -1;
-}
-
 static int open_existing(struct pagefile *pf)
 {
 	struct stat st;
 
-	pf->fd = open(pf->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	pf->fd = openat(pf->dirfd, pf->base, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (pf->fd < 0) {
 		if (errno == ELOOP)
 			log_warnx("%s: is a symbolic link; refusing to follow it", pf->path);
@@ -140,10 +126,9 @@ static int create_new(struct pagefile *pf)
 	char tmp[272];
 	int r;
 
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", pf->path);
-	pf->fd = mkostemp(tmp, O_CLOEXEC);
+	pf->fd = safepath_mktemp(pf->dirfd, pf->base, tmp, sizeof(tmp));
 	if (pf->fd < 0) {
-		log_warn("%s: cannot create", tmp);
+		log_warn("%s: cannot create a file beside it", pf->path);
 		return -1;
 	}
 	if (fchmod(pf->fd, 0644) < 0 || ftruncate(pf->fd, CLOCKD_PAGE_SIZE) < 0) {
@@ -155,11 +140,11 @@ static int create_new(struct pagefile *pf)
 	pf->pg->magic = CLOCKD_PAGE_MAGIC;
 	pf->pg->abi_version = CLOCKD_PAGE_ABI;
 	pf->pg->size = CLOCKD_PAGE_SIZE;
-	r = renameat2(AT_FDCWD, tmp, AT_FDCWD, pf->path, RENAME_NOREPLACE);
+	r = renameat2(pf->dirfd, tmp, pf->dirfd, pf->base, RENAME_NOREPLACE);
 	if (r == 0)
 		return 0;
 	if (errno == EEXIST) {
-		unlink(tmp);
+		unlinkat(pf->dirfd, tmp, 0);
 		munmap(pf->pg, CLOCKD_PAGE_SIZE);
 		pf->pg = NULL;
 		close(pf->fd);
@@ -168,7 +153,7 @@ static int create_new(struct pagefile *pf)
 	}
 	log_warn("%s: cannot rename into place", pf->path);
 err_unlink:
-	unlink(tmp);
+	unlinkat(pf->dirfd, tmp, 0);
 	return -1;
 }
 
@@ -191,9 +176,11 @@ int pagefile_open(struct pagefile *pf, const char *path)
 
 	memset(pf, 0, sizeof(*pf));
 	pf->fd = -1;
+	pf->dirfd = -1;
 	snprintf(pf->path, sizeof(pf->path), "%s", path);
 	read_boot_id(pf->boot_id);
-	if (make_dir(path) < 0)
+	pf->dirfd = safepath_dir("page", path, pf->base, sizeof(pf->base));
+	if (pf->dirfd < 0)
 		return -1;
 	for (int tries = 0; tries < 3; tries++) {
 		if (open_existing(pf) == 0)
@@ -253,8 +240,11 @@ void pagefile_close(struct pagefile *pf)
 		munmap(pf->pg, CLOCKD_PAGE_SIZE);
 	if (pf->fd >= 0)
 		close(pf->fd);
+	if (pf->dirfd >= 0)
+		close(pf->dirfd);
 	pf->pg = NULL;
 	pf->fd = -1;
+	pf->dirfd = -1;
 }
 
 void pagefile_publish(struct pagefile *pf, const struct clockd_page_data *d, const void *tag)

@@ -31,6 +31,8 @@ struct pagefile {
 	int fd;
 	struct clockd_page *pg;
 	char path[256];
+	int dirfd;                      /* its directory, checked (safepath.h) */
+	char base[256];                 /* its name there */
 	bool reused;                    /* a previous daemon's page */
 	bool same_boot;                 /* ... written during this boot */
 	struct clockd_page_data prev;   /* its last consistent data */

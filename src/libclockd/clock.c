@@ -44,25 +44,26 @@ __attribute__((noinline)) int lib_read_failed(clockid_t id, struct timespec *ts,
 	return -1;
 }
 
-/* The counter as the client reads it; false if it cannot. */
-static inline __attribute__((always_inline)) bool read_counter(uint32_t mode, int32_t clockid, uint64_t *c)
+/* The counter as the client reads it: 1, 0 if it cannot (tick
+ * resolution), -1 if the page names a device not of its mode (EPROTO). */
+static inline __attribute__((always_inline)) int read_counter(uint32_t mode, int32_t clockid, uint64_t *c)
 {
 	if (__builtin_expect(mode == CLOCKD_VCLOCK_TSC, 1) && CLOCKD_HAVE_TSC) {
 		*c = rdtsc_ordered();
-		return true;
+		return 1;
 	}
 	if (mode == CLOCKD_VCLOCK_POSIX) {
 		/* The kernel clock the daemon counts with, through the vDSO. */
 		struct timespec ts;
 
 		if (clock_gettime(clockid, &ts) != 0)
-			return false;
+			return 0;
 		*c = (uint64_t)ts_to_ns(&ts);
-		return true;
+		return 1;
 	}
 	if (mode == CLOCKD_VCLOCK_HPET || mode == CLOCKD_VCLOCK_PHC)
 		return lib_vclock_read(mode, c);
-	return false;
+	return 0;
 }
 
 static int read_coarse(clockid_t id, struct timespec *ts);
@@ -83,7 +84,7 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 	uint64_t cycles;
 	uint32_t seq, nsec = 0;
 	int64_t sec = 0;
-	bool have_counter;
+	int have_counter;
 
 	if (__builtin_expect(!pg, 0))
 		return lib_read_failed(id, ts, err);
@@ -96,6 +97,8 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 
 	/* A CPU that cannot read the daemon's counter gets the same clock at
 	 * the last tick: tick resolution. */
+	if (__builtin_expect(have_counter < 0, 0))
+		return lib_read_failed(id, ts, EPROTO);
 	if (__builtin_expect(!have_counter, 0))
 		cycles = conv.cycle_last;
 	err = -page_conv_at(&conv, cycles, &sec, &nsec);

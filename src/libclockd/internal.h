@@ -58,8 +58,10 @@ static inline bool lib_page_ok(const struct clockd_page *pg)
 
 /* A device counter the client reads itself (CLOCKD_VCLOCK_HPET: the
  * mapped main counter; _PHC: the opened PTP clock, ns), mapped or opened
- * on first use; false when this client may not (tick resolution). */
-bool lib_vclock_read(uint32_t mode, uint64_t *c);
+ * on first use: 1 with *@c read, 0 when this client may not (tick
+ * resolution), -1 when the page names a device that is not one of its
+ * mode (a forged page: the read fails with EPROTO). */
+int lib_vclock_read(uint32_t mode, uint64_t *c);
 
 /* Kernel clock for a clockd clock id (the fallback), -1 if not one. */
 clockid_t lib_kernel_equivalent(clockid_t id);

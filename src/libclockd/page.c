@@ -61,22 +61,28 @@ const char *lib_page_path(void)
 	return page_path;
 }
 
-/* Map and validate the file at page_path. Returns the page or NULL with
- * errno set. */
+/*
+ * Map and validate the file at page_path. Returns the page or NULL with
+ * errno set. A reader must not be turned by whoever could put a file
+ * there: O_NONBLOCK, so a FIFO neither hangs the open nor the caller, and
+ * only a regular file of exactly CLOCKD_PAGE_SIZE bytes is mapped (an
+ * empty or short file would kill the reader with SIGBUS; a device could
+ * map anything). Anything else is EPROTO, as a page with the wrong magic.
+ */
 static const struct clockd_page *page_map(struct stat *st)
 {
 	const struct clockd_page *pg;
 	void *map;
 	int fd, err;
 
-	fd = open(page_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(page_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, st) < 0) {
 		err = errno;
 		goto err_close;
 	}
-	if (!S_ISREG(st->st_mode) || st->st_size < (off_t)CLOCKD_PAGE_SIZE) {
+	if (!S_ISREG(st->st_mode) || st->st_size != (off_t)CLOCKD_PAGE_SIZE) {
 		err = EPROTO;
 		goto err_close;
 	}

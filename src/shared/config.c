@@ -235,6 +235,9 @@ const struct config_key config_table[] = {
 	{ "socket_group", CFG_STRING, "", 0, 0, NULL, FIELD(socket_group),
 	  "group owning the control socket, mode 0660 (empty: the group the daemon runs as)",
 	  0, 0, name_validate },
+	{ "stats_group", CFG_STRING, "", 0, 0, NULL, FIELD(stats_group),
+	  "group whose members see every timer client in CLIENT_STATS (others: their own uid's; "
+	  "empty: root only)", 0, 0, name_validate },
 	{ "watchdog", CFG_CHOICE, "auto", 0, 0, watchdog_choices, FIELD(watchdog),
 	  "systemd watchdog: auto (WATCHDOG=1 while ticking, when $WATCHDOG_USEC asks) or off" },
 };
@@ -328,103 +331,118 @@ static int list_set(const struct config_key *k, char *field, const char *v, char
 	return 0;
 }
 
+/*
+ * The parsers, one per type (config_type indexes parsers[]): each parses
+ * and checks the text @v of key @k and stores it at @field, or returns -1
+ * with "why" (without the key).
+ */
+typedef int parse_fn(const struct config_key *k, char *field, const char *v, char *why, size_t len);
+
+static int uint_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+	if (!isdigit((unsigned char)*v) || *end) {
+		snprintf(why, len, "'%s' is not a number", v);
+		return -1;
+	}
+	if (errno == ERANGE || n < k->min || n > k->max) {
+		snprintf(why, len, "%s is out of range %llu..%llu", v, (unsigned long long)k->min,
+			 (unsigned long long)k->max);
+		return -1;
+	}
+	if (k->validate && k->validate(v, why, len) < 0)
+		return -1;
+	if (k->size == sizeof(uint32_t))
+		memcpy(field, &(uint32_t){ (uint32_t)n }, sizeof(uint32_t));
+	else
+		memcpy(field, &(uint64_t){ n }, sizeof(uint64_t));
+	return 0;
+}
+
+static int int_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (end == v || *end || (!isdigit((unsigned char)*v) && *v != '-' && *v != '+')) {
+		snprintf(why, len, "'%s' is not a number", v);
+		return -1;
+	}
+	if (errno == ERANGE || n < k->smin || n > k->smax) {
+		snprintf(why, len, "%s is out of range %lld..%lld", v, (long long)k->smin,
+			 (long long)k->smax);
+		return -1;
+	}
+	memcpy(field, &(int64_t){ n }, sizeof(int64_t));
+	return 0;
+}
+
+static int choice_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	if (!is_choice(k, v)) {
+		not_a_choice(k, v, why, len);
+		return -1;
+	}
+	snprintf(field, k->size, "%s", v);
+	return 0;
+}
+
+static int string_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	for (const char *c = v; *c; c++) {
+		if (*c == '"' || iscntrl((unsigned char)*c)) {
+			snprintf(why, len, "'%s' contains a double quote or a control character", v);
+			return -1;
+		}
+	}
+	if (strlen(v) >= k->size) {
+		snprintf(why, len, "longer than %zu bytes", k->size - 1);
+		return -1;
+	}
+	if (k->validate && k->validate(v, why, len) < 0)
+		return -1;
+	snprintf(field, k->size, "%s", v);
+	return 0;
+}
+
+static int path_set(const struct config_key *k, char *field, const char *v, char *why, size_t len)
+{
+	if (v[0] != '/') {
+		snprintf(why, len, "'%s' is not an absolute path", v);
+		return -1;
+	}
+	if (strlen(v) >= k->size) {
+		snprintf(why, len, "path longer than %zu bytes", k->size - 1);
+		return -1;
+	}
+	if (strchr(v, '"')) {
+		snprintf(why, len, "'%s' contains a double quote", v);
+		return -1;
+	}
+	snprintf(field, k->size, "%s", v);
+	return 0;
+}
+
+static parse_fn *const parsers[] = {
+	[CFG_UINT] = uint_set,     [CFG_CHOICE] = choice_set, [CFG_PATH] = path_set,
+	[CFG_LIST] = list_set,     [CFG_INT] = int_set,       [CFG_STRING] = string_set,
+};
+
 /* Parse and store one value. 0, or -1 with "why" (without the key). */
 static int key_set(const struct config_key *k, struct clockd_config *cfg, const char *v,
 		   char *why, size_t len)
 {
-	char *field = (char *)cfg + k->offset;
-
-	switch (k->type) {
-	case CFG_UINT: {
-		unsigned long long n;
-		char *end;
-
-		if (!isdigit((unsigned char)*v)) {
-			snprintf(why, len, "'%s' is not a number", v);
-			return -1;
-		}
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (*end) {
-			snprintf(why, len, "'%s' is not a number", v);
-			return -1;
-		}
-		if (errno == ERANGE || n < k->min || n > k->max) {
-			snprintf(why, len, "%s is out of range %llu..%llu", v,
-				 (unsigned long long)k->min, (unsigned long long)k->max);
-			return -1;
-		}
-		if (k->validate && k->validate(v, why, len) < 0)
-			return -1;
-		if (k->size == sizeof(uint32_t)) {
-			uint32_t n32 = (uint32_t)n;
-			memcpy(field, &n32, sizeof(n32));
-		} else {
-			uint64_t n64 = n;
-			memcpy(field, &n64, sizeof(n64));
-		}
-		return 0;
-	}
-	case CFG_CHOICE:
-		if (is_choice(k, v)) {
-			snprintf(field, k->size, "%s", v);
-			return 0;
-		}
-		not_a_choice(k, v, why, len);
+	if ((size_t)k->type >= sizeof(parsers) / sizeof(parsers[0]) || !parsers[k->type]) {
+		snprintf(why, len, "internal error: bad key type");
 		return -1;
-	case CFG_LIST:
-		return list_set(k, field, v, why, len);
-	case CFG_INT: {
-		long long n;
-		char *end;
-
-		errno = 0;
-		n = strtoll(v, &end, 10);
-		if (end == v || *end || (!isdigit((unsigned char)*v) && *v != '-' && *v != '+')) {
-			snprintf(why, len, "'%s' is not a number", v);
-			return -1;
-		}
-		if (errno == ERANGE || n < k->smin || n > k->smax) {
-			snprintf(why, len, "%s is out of range %lld..%lld", v, (long long)k->smin,
-				 (long long)k->smax);
-			return -1;
-		}
-		memcpy(field, &(int64_t){ n }, sizeof(int64_t));
-		return 0;
 	}
-	case CFG_STRING:
-		for (const char *c = v; *c; c++) {
-			if (*c == '"' || iscntrl((unsigned char)*c)) {
-				snprintf(why, len, "'%s' contains a double quote or a control character", v);
-				return -1;
-			}
-		}
-		if (strlen(v) >= k->size) {
-			snprintf(why, len, "longer than %zu bytes", k->size - 1);
-			return -1;
-		}
-		if (k->validate && k->validate(v, why, len) < 0)
-			return -1;
-		snprintf(field, k->size, "%s", v);
-		return 0;
-	case CFG_PATH:
-		if (v[0] != '/') {
-			snprintf(why, len, "'%s' is not an absolute path", v);
-			return -1;
-		}
-		if (strlen(v) >= k->size) {
-			snprintf(why, len, "path longer than %zu bytes", k->size - 1);
-			return -1;
-		}
-		if (strchr(v, '"')) {
-			snprintf(why, len, "'%s' contains a double quote", v);
-			return -1;
-		}
-		snprintf(field, k->size, "%s", v);
-		return 0;
-	}
-	snprintf(why, len, "internal error: bad key type");
-	return -1;
+	return parsers[k->type](k, (char *)cfg + k->offset, v, why, len);
 }
 
 void config_defaults(struct clockd_config *cfg)
@@ -525,85 +543,121 @@ static int split_line(char *line, char **key, char **val, char *why, size_t len)
 	return 0;
 }
 
+/* One load in progress: the file, where errors go and how many so far,
+ * and the line that set each key (0: not set). */
+struct load {
+	const char *path;
+	FILE *errs;
+	unsigned lineno;
+	int errors;
+	unsigned seen[sizeof(config_table) / sizeof(config_table[0])];
+};
+
+/* One error, "PATH:LINE: [KEY: ]why" (no LINE when @line is 0). */
+static void load_error(struct load *ld, unsigned line, const char *key, const char *why)
+{
+	ld->errors++;
+	if (!ld->errs)
+		return;
+	fprintf(ld->errs, "%s:", ld->path);
+	if (line)
+		fprintf(ld->errs, "%u:", line);
+	fprintf(ld->errs, " %s%s%s\n", key ? key : "", key ? ": " : "", why);
+}
+
+/*
+ * The next line of @f into @line (@size bytes, NUL-terminated, without its
+ * newline), read whole even when it does not fit: 1, 0 at the end of the
+ * file, -1 with why for a line that cannot be used. A line with a NUL byte
+ * is refused as such and the count of lines stays right (fgets would have
+ * hidden the rest of the line, and its newline, behind the NUL).
+ */
+static int read_line(FILE *f, char *line, size_t size, char *why, size_t len)
+{
+	size_t n = 0;
+	bool nul = false;
+	int ch;
+
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		nul |= ch == '\0';
+		if (n < size - 1)
+			line[n] = (char)ch;
+		n++;
+	}
+	if (ch == EOF && n == 0)
+		return 0;
+	line[n < size - 1 ? n : size - 1] = '\0';
+	if (nul)
+		snprintf(why, len, "contains a NUL byte");
+	else if (n > size - 2)
+		snprintf(why, len, "line longer than %zu bytes", size - 2);
+	return nul || n > size - 2 ? -1 : 1;
+}
+
+/* One line of the file, applied to @next. */
+static void load_line(struct load *ld, struct clockd_config *next, char *line)
+{
+	const struct config_key *k;
+	char *key, *val, why[256];
+
+	if (split_line(line, &key, &val, why, sizeof(why)) < 0) {
+		load_error(ld, ld->lineno, key, why);
+		return;
+	}
+	if (!key)
+		return;
+	k = config_find(key);
+	if (!k) {
+		load_error(ld, ld->lineno, key, "unknown key");
+	} else if (ld->seen[k - config_table]) {
+		load_error(ld, ld->lineno, key, "set more than once");
+	} else {
+		ld->seen[k - config_table] = ld->lineno;
+		if (key_set(k, next, val, why, sizeof(why)) < 0)
+			load_error(ld, ld->lineno, key, why);
+	}
+}
+
+/* The checks between keys; they are between hz and jiffies_wrap_after:
+ * cite the line of whichever of them the file set last. */
+static void load_check(struct load *ld, const struct clockd_config *next)
+{
+	unsigned a = ld->seen[config_find("hz") - config_table];
+	unsigned b = ld->seen[config_find("jiffies_wrap_after") - config_table];
+	char why[256];
+
+	if (config_check(next, why, sizeof(why)) < 0)
+		load_error(ld, a > b ? a : b, NULL, why);
+}
+
 int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 {
 	struct clockd_config next = *cfg;
-	unsigned seen[sizeof(config_table) / sizeof(config_table[0])] = { 0 }; /* line of each key */
-	char line[1024], why[256];
-	unsigned lineno = 0;
-	int errors = 0;
+	struct load ld = { .path = path, .errs = errs };
+	char line[1024], why[128];
 	FILE *f = fopen(path, "re");
+	int r;
 
 	if (!f) {
-		if (errs)
-			fprintf(errs, "%s: cannot open: %s\n", path, strerror(errno));
+		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		load_error(&ld, 0, NULL, why);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *key, *val;
-		const struct config_key *k;
-
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			int ch;
-
-			while ((ch = fgetc(f)) != EOF && ch != '\n')
-				;
-			if (errs)
-				fprintf(errs, "%s:%u: line longer than %zu bytes\n", path, lineno, sizeof(line) - 2);
-			errors++;
-			continue;
-		}
-		if (split_line(line, &key, &val, why, sizeof(why)) < 0) {
-			if (errs && key)
-				fprintf(errs, "%s:%u: %s: %s\n", path, lineno, key, why);
-			else if (errs)
-				fprintf(errs, "%s:%u: %s\n", path, lineno, why);
-			errors++;
-			continue;
-		}
-		if (!key)
-			continue;
-		k = config_find(key);
-		if (!k) {
-			if (errs)
-				fprintf(errs, "%s:%u: %s: unknown key\n", path, lineno, key);
-			errors++;
-			continue;
-		}
-		if (seen[k - config_table]) {
-			if (errs)
-				fprintf(errs, "%s:%u: %s: set more than once\n", path, lineno, key);
-			errors++;
-			continue;
-		}
-		seen[k - config_table] = lineno;
-		if (key_set(k, &next, val, why, sizeof(why)) < 0) {
-			if (errs)
-				fprintf(errs, "%s:%u: %s: %s\n", path, lineno, key, why);
-			errors++;
-		}
+	while ((r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
+		ld.lineno++;
+		if (r < 0)
+			load_error(&ld, ld.lineno, NULL, why);
+		else
+			load_line(&ld, &next, line);
 	}
 	if (ferror(f)) {
-		if (errs)
-			fprintf(errs, "%s: read error: %s\n", path, strerror(errno));
-		errors++;
+		snprintf(why, sizeof(why), "read error: %s", strerror(errno));
+		load_error(&ld, 0, NULL, why);
 	}
 	fclose(f);
-	if (!errors && config_check(&next, why, sizeof(why)) < 0) {
-		/* The checks are between hz and jiffies_wrap_after: cite the
-		 * line of whichever of them the file set last. */
-		unsigned a = seen[config_find("hz") - config_table];
-		unsigned b = seen[config_find("jiffies_wrap_after") - config_table];
-		unsigned at = a > b ? a : b;
-
-		if (errs && at)
-			fprintf(errs, "%s:%u: %s\n", path, at, why);
-		else if (errs)
-			fprintf(errs, "%s: %s\n", path, why);
-		errors++;
-	}
-	if (errors)
+	if (!ld.errors)
+		load_check(&ld, &next);
+	if (ld.errors)
 		return -1;
 	*cfg = next;
 	return 0;

@@ -161,4 +161,40 @@ else
 	skip "groff is not installed"
 fi
 
+# --- a forged page (issue #16): a FIFO, an empty file, /dev/zero ---
+# Each is refused at once (exit 1, the page's path named); watch on a FIFO
+# too (opening a FIFO used to hang, and SIGTERM did not stop it): it exits
+# 1 at its first read, or at the latest on SIGTERM.
+mkfifo "$tmp/fifo" && : >"$tmp/empty"
+for forged in "$tmp/fifo" "$tmp/empty" /dev/zero; do
+	timeout 10 "$CLOCKCTL" --page "$forged" time >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 1 ] && one_error_line && grep -qF "$forged" "$tmp/err"
+	check $? "time on a forged page ($forged): exit 1, one line"
+done
+"$CLOCKCTL" --page "$tmp/fifo" watch -i 0.1 >"$tmp/out" 2>"$tmp/err" &
+watcher=$!
+sleep 0.5
+kill -TERM "$watcher"
+watch_gone() { ! kill -0 "$watcher" 2>/dev/null; }
+wait_for "$DEADLINE_S" watch_gone
+st=$?
+[ $st -eq 0 ] || kill -KILL "$watcher"
+wait "$watcher"
+rc=$?
+[ $st -eq 0 ] && [ "$rc" -eq 1 ] && grep -qF "$tmp/fifo" "$tmp/err"
+check $? "watch on a FIFO page exits 1 naming the page, and does not hang (exit $rc)"
+
+# --- extreme seconds on a page (issue #16): the ns counts saturate ---
+"$top_builddir/tests/page/forged" extreme "$tmp/extreme" || bail "cannot write a page"
+run --page "$tmp/extreme" --json watch -n 1
+# (the JSON splits times into seconds and nanoseconds: INT64_MAX ns and
+# INT64_MIN ns, floor seconds and a nanosecond part in [0, 1e9))
+[ "$rc" -eq 0 ] && grep -q '"realtime_sec":9223372036,"realtime_nsec":854775807[,}]' "$tmp/out" &&
+	grep -q '"monotonic_sec":-9223372037,"monotonic_nsec":145224192[,}]' "$tmp/out"
+check $? "watch --json on a page with extreme seconds: realtime and monotonic ns saturate"
+run --page "$tmp/extreme" watch -n 1
+[ "$rc" -eq 0 ] && grep -q 'realtime 9223372036.854775807' "$tmp/out"
+check $? "watch on a page with extreme seconds prints the saturated value"
+
 done_testing

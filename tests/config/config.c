@@ -198,6 +198,32 @@ static void test_many_errors(void)
 	free(errs);
 }
 
+/* A NUL byte (issue #16): refused as such on its own line, and every
+ * later line keeps its number. */
+static void test_nul(void)
+{
+	static const char text[] = "hz = 100\nhz\0 = 5\nbogus = 1\n";
+	struct clockd_config cfg;
+	char want1[400], want2[400], *errs = NULL;
+	size_t len;
+	FILE *mem = open_memstream(&errs, &len), *f = fopen(path, "w");
+	bool ok;
+
+	if (!mem || !f || fwrite(text, 1, sizeof(text) - 1, f) != sizeof(text) - 1 || fclose(f) != 0)
+		tap_bail("%s: %s", path, strerror(errno));
+	config_defaults(&cfg);
+	ok = config_load(&cfg, path, mem) == -1;
+	fclose(mem);
+	snprintf(want1, sizeof(want1), "%s:2: contains a NUL byte\n", path);
+	snprintf(want2, sizeof(want2), "%s:3: bogus: unknown key\n", path);
+	ok = ok && count_lines(errs) == 2 && strncmp(errs, want1, strlen(want1)) == 0 &&
+	     strcmp(errs + strlen(want1), want2) == 0;
+	if (!ok)
+		show(errs);
+	check(ok, NULL, "a NUL byte: 'contains a NUL byte' at line 2, the next error still at line 3");
+	free(errs);
+}
+
 static void test_all_or_nothing(void)
 {
 	struct clockd_config cfg, before;
@@ -330,10 +356,11 @@ int main(void)
 	if (!mkdtemp(dir))
 		tap_bail("mkdtemp: %s", strerror(errno));
 	snprintf(path, sizeof(path), "%s/clockd.conf", dir);
-	tap_plan(27 + 6 + 1 + 1 + 1 + 3 + 2);
+	tap_plan(27 + 6 + 1 + 1 + 1 + 1 + 3 + 2);
 	test_errors();
 	test_error_lines_today();
 	test_many_errors();
+	test_nul();
 	test_all_or_nothing();
 	test_syntax();
 	round_trip("/run/clockd/page", NULL);

@@ -12,6 +12,7 @@
  *                                (clock - receive), checking its fields
  *   exptool recv PATH SECONDS    bind a datagram socket at PATH, print the
  *                                first chrony SOCK sample received
+ *   exptool hold UNIT SECONDS    attach the segment and stay attached
  * Exit 0 on success, 1 on a failed check or timeout, 2 on misuse.
  */
 #include <errno.h>
@@ -93,6 +94,20 @@ static int cmd_chown(char **argv)
 		perror("shmctl IPC_SET");
 		return 1;
 	}
+	return 0;
+}
+
+/* hold UNIT SECONDS: attach the segment and stay attached (a process of
+ * the user who made it, keeping write access) until killed. */
+static int cmd_hold(char **argv)
+{
+	int id = shmget(key_of(argv[0]), 0, 0);
+
+	if (id < 0 || shmat(id, NULL, 0) == (void *)-1) {
+		perror("shmat");
+		return 1;
+	}
+	sleep((unsigned)atoi(argv[1]));
 	return 0;
 }
 
@@ -190,6 +205,8 @@ int main(int argc, char **argv)
 		return cmd_read(argv + 2);
 	if (argc == 4 && strcmp(argv[1], "recv") == 0)
 		return cmd_recv(argv + 2);
-	fprintf(stderr, "usage: exptool stat|create|chown|read|recv ...\n");
+	if (argc == 4 && strcmp(argv[1], "hold") == 0)
+		return cmd_hold(argv + 2);
+	fprintf(stderr, "usage: exptool stat|create|chown|read|recv|hold ...\n");
 	return 2;
 }

@@ -3,9 +3,10 @@
 # The NTP SHM segment: created 0600 by default, written with the mode-1
 # count/valid protocol (read here by an independent copy of the layout),
 # left in place at exit; an existing segment is reused when it matches,
-# fixed when it is ours with other permissions, refused when world-writable,
-# someone else's or of another size; a world-writable ntp_shm_mode is
-# allowed with a warning.
+# fixed when it is ours with other permissions, removed and created afresh
+# when world-writable or someone else's (issue #16: a segment pre-created by
+# user nobody, who stays attached), refused when of another size; a
+# world-writable ntp_shm_mode is allowed with a warning.
 . "$top_srcdir/tests/export/lib.sh"
 
 # posix_clock monotonic: clockd's realtime then follows the kernel's to the
@@ -52,10 +53,12 @@ stop_daemon TERM
 ipcrm -M "$key"
 "$EXPTOOL" create "$unit" 0666
 # shellcheck disable=SC2086
-clockd_fails "$T/log4" "world-writable (0666, ntp_shm_mode is 0600).*refused" $run -o ntp_shm_unit="$unit"
-ok $? "an existing world-writable segment is refused: exit 1, said why"
-[ "$("$EXPTOOL" stat "$unit")" = "mode 0666 size 96 uid $(id -u)" ]
-ok $? "... and left as it was"
+start_daemon "$T/log4" $run -o ntp_shm_unit="$unit" &&
+	grep -q "world-writable (0666, ntp_shm_mode is 0600.*removed and created afresh" "$T/log4"
+ok $? "an existing world-writable segment is removed and created afresh, and said so"
+[ "$("$EXPTOOL" stat "$unit")" = "mode 0600 size 96 uid $(id -u)" ]
+ok $? "... the new one 0600 and ours"
+stop_daemon TERM
 
 ipcrm -M "$key"
 "$EXPTOOL" create "$unit" 0600 64
@@ -67,11 +70,44 @@ ipcrm -M "$key"
 if [ "$(id -u)" -eq 0 ]; then
 	"$EXPTOOL" create "$unit" 0640 && "$EXPTOOL" chown "$unit" 65534
 	# shellcheck disable=SC2086
-	clockd_fails "$T/log6" "permissions 0640 and owner uid 65534.*not ours" $run -o ntp_shm_unit="$unit"
-	ok $? "someone else's segment with 0640 is refused: exit 1, said why"
+	start_daemon "$T/log6" $run -o ntp_shm_unit="$unit" &&
+		grep -q "owner uid 65534, creator uid 0 and permissions 0640.*removed and created afresh" \
+			"$T/log6" &&
+		[ "$("$EXPTOOL" stat "$unit")" = "mode 0600 size 96 uid 0" ]
+	ok $? "a segment given to another owner is removed and created afresh, and said so"
+	stop_daemon TERM
 	ipcrm -M "$key"
 else
 	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP giving a segment to another owner needs root"
+fi
+
+# The attack: user nobody pre-creates the segment with the configured mode,
+# attaches and stays (a holder process), hoping to write what chronyd reads.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	nobody="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
+	$nobody "$EXPTOOL" create "$unit" 0600
+	[ "$("$EXPTOOL" stat "$unit")" = "mode 0600 size 96 uid $(id -u nobody)" ]
+	ok $? "user nobody pre-created the segment with mode 0600"
+	$nobody "$EXPTOOL" hold "$unit" 600 &
+	holder=$!
+	# shellcheck disable=SC2086
+	start_daemon "$T/log6b" $run -o ntp_shm_unit="$unit" &&
+		grep -q "key $key: the existing segment has owner uid $(id -u nobody), creator uid $(id -u nobody) and permissions 0600 ([01] attached).*removed and created afresh" \
+			"$T/log6b"
+	ok $? "clockd refuses nobody's segment: one line naming key, owner, creator and mode"
+	[ "$("$EXPTOOL" stat "$unit")" = "mode 0600 size 96 uid 0" ] &&
+		! $nobody "$EXPTOOL" stat "$unit" >/dev/null 2>&1
+	ok $? "the key now names a fresh root 0600 segment nobody cannot attach"
+	"$EXPTOOL" read "$unit" 10 >/dev/null
+	ok $? "... and clockd writes its samples there"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	stop_daemon TERM
+	ipcrm -M "$key"
+else
+	for i in 1 2 3 4; do
+		tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP a segment of user nobody needs root and setpriv"
+	done
 fi
 
 # shellcheck disable=SC2086

@@ -10,15 +10,17 @@ tests_page_libpagetest_la_SOURCES = tests/page/testpage.c tests/page/testpage.h
 tests_page_libpagetest_la_LIBADD = src/clockd/libclockd-daemon.la src/libclockd/libclockd-core.la
 
 check_PROGRAMS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/page-reader \
-	tests/page/devices
+	tests/page/devices tests/page/forged
 TESTS += tests/page/torture tests/page/deadwriter tests/page/abi tests/page/devices \
-	tests/page/m32-reader.sh
+	tests/page/forged tests/page/m32-reader.sh
 EXTRA_DIST += tests/page/m32-reader.sh
 
 tests_page_torture_SOURCES = tests/page/torture.c
 tests_page_torture_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
 tests_page_deadwriter_SOURCES = tests/page/deadwriter.c
 tests_page_deadwriter_LDADD = tests/page/libpagetest.la tests/libtap.la -lpthread
+tests_page_forged_SOURCES = tests/page/forged.c
+tests_page_forged_LDADD = src/libclockd/libclockd.la tests/libtap.la
 tests_page_abi_SOURCES = tests/page/abi.c
 # clockd_devices2() and clockd_devices() against a device table it writes.
 tests_page_devices_SOURCES = tests/page/devices.c

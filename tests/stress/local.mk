@@ -24,6 +24,21 @@ tests_stress_flood_SOURCES = tests/stress/flood.c tests/ctlraw.c tests/ctlraw.h
 tests_stress_flood_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
 TESTS += tests/stress/flood.sh
 EXTRA_DIST += tests/stress/flood.sh
+# logflood.sh: a client that corrupts its submission ring and reconnects
+# thousands of times (hostile corrupt) gives O(1) log lines.
+check_PROGRAMS += tests/stress/hostile
+tests_stress_hostile_SOURCES = tests/stress/hostile.c tests/ctlraw.c tests/ctlraw.h
+tests_stress_hostile_LDADD = src/shared/libshared.la
+TESTS += tests/stress/logflood.sh
+EXTRA_DIST += tests/stress/logflood.sh
+# clientstats.sh: CLIENT_STATS shows a client its own uid's clients only,
+# unless it is root or in stats_group (as root, with nobody and other uids).
+TESTS += tests/stress/clientstats.sh
+EXTRA_DIST += tests/stress/clientstats.sh
+# paths.sh: foreign and writable page and socket directories refused, and
+# a symlink race loop as nobody against a root daemon.
+TESTS += tests/stress/paths.sh
+EXTRA_DIST += tests/stress/paths.sh
 # oom.sh: allocation failures injected into clockd (failalloc.so, an
 # LD_PRELOAD shim driven by a control file) and a client that arms into
 # them (oomclient).

@@ -50,8 +50,21 @@ void tb_cc_break(struct tb_cc *cc, const char *what)
 	 * clears the timers once the round is over. */
 	cc->broken = true;
 	__atomic_store_n(&cc->client->broken, 1, __ATOMIC_RELAXED);
-	log_warnx("timer base %u: client pid %d: %s corrupt, client no longer served", cc->base->cpu,
-		  (int)cc->client->pid, what);
+	log_repeat(&cc->base->corrupt, LOG_WARNING, false,
+		   "timer base %u: client pid %d uid %lu: %s corrupt, client no longer served (further "
+		   "such clients are only counted)", cc->base->cpu, (int)cc->client->pid,
+		   (unsigned long)cc->client->uid, what);
+}
+
+bool tb_log_sweep(struct tb_base *b)
+{
+	log_repeat_end_quiet(&b->corrupt, TB_LOG_QUIET_NS,
+			     "timer base %u: no client with corrupt shared memory for %d s", b->cpu,
+			     (int)(TB_LOG_QUIET_NS / NSEC_PER_SEC));
+	log_repeat_end_quiet(&b->wake_err, TB_LOG_QUIET_NS,
+			     "timer base %u: delivery eventfds written again for %d s", b->cpu,
+			     (int)(TB_LOG_QUIET_NS / NSEC_PER_SEC));
+	return b->corrupt.count || b->wake_err.count;
 }
 
 /* ======== delivery, on the base's thread ======== */
@@ -258,5 +271,7 @@ void tb_cc_wake(struct tb_cc *cc)
 		return;
 	cc->deliv_dirty = false;
 	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("timer base %u: client pid %d: delivery eventfd", cc->base->cpu, (int)cc->client->pid);
+		log_repeat(&cc->base->wake_err, LOG_WARNING, true,
+			   "timer base %u: client pid %d: delivery eventfd (further failures are only counted)",
+			   cc->base->cpu, (int)cc->client->pid);
 }

@@ -155,7 +155,17 @@ struct tb_base {
 	/* out of memory: logged once a run, ended by a success a second or
 	 * more after the last failure */
 	struct log_repeat oom_arm, oom_backlog;
+	/* per-client faults: once a run for the base, ended by
+	 * tb_log_sweep() TB_LOG_QUIET_NS after the last (a client that
+	 * corrupts its ring and reconnects in a loop is two lines) */
+	struct log_repeat corrupt, wake_err;
 };
+
+/* A per-client fault run ends once none came for this long, ns. */
+#define TB_LOG_QUIET_NS (10 * NSEC_PER_SEC)
+/* End the runs of per-client faults that went quiet (base thread); true
+ * while one is still on (the loop must wake to end it). */
+bool tb_log_sweep(struct tb_base *b);
 
 struct timer_bases {
 	struct tb_params p;

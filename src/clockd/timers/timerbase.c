@@ -283,10 +283,13 @@ static void base_loop(struct tb_base *b)
 	int n, timeout;
 
 	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+		/* A run of client faults on needs a wake-up to be ended. */
+		bool faults = tb_log_sweep(b);
+
 		if (base_round(b, &clock_err))
 			timeout = 0;
 		else
-			timeout = b->nbacklog || clock_err ? 1 : -1;
+			timeout = b->nbacklog || clock_err ? 1 : faults ? 1000 : -1;
 		n = epoll_wait(b->epfd, ev, MAX_EVENTS, timeout);
 		if (n < 0) {
 			if (errno != EINTR)
