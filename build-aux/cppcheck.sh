@@ -10,7 +10,7 @@ if ! command -v cppcheck >/dev/null 2>&1; then
 	exit 77
 fi
 # Suppressions:
-#  uninitvar:src/clockd/wheel.c  radix_by_expires() writes head[d] through
+#  uninitvar:src/clockd/timers/wheel.c  radix_by_expires() writes head[d] through
 #      tail[d] (which points at it) before reading it whenever tail[d] moved;
 #      cppcheck does not follow the write through the pointer.
 #  nullPointerRedundantCheck:tests/*  the tests check a pointer, then call
@@ -24,7 +24,7 @@ fi
 exec cppcheck -q --std=c11 --enable=warning,portability --inline-suppr --error-exitcode=1 \
 	-D__GNUC__ -D_GNU_SOURCE -DSYSCONFDIR='"/etc"' -DPACKAGE_VERSION='"0"' \
 	-Iinclude -Isrc -I. \
-	--suppress=uninitvar:src/clockd/wheel.c \
+	--suppress=uninitvar:src/clockd/timers/wheel.c \
 	--suppress='nullPointerRedundantCheck:tests/*' \
 	--suppress=nullPointerRedundantCheck:src/clockd/main.c \
 	--suppress=internalAstError:src/libclockd/preload.c \
