@@ -9,15 +9,7 @@
 # truncation dropped: +335 ns on average.)
 . "$top_srcdir/tests/export/lib.sh"
 
-CHRONYD=$(command -v chronyd || echo /usr/sbin/chronyd)
-if [ ! -x "$CHRONYD" ]; then
-	echo "1..0 # SKIP chronyd not installed (Debian package chrony)"
-	exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP chronyd needs root (even with -x)"
-	exit 0
-fi
+need_chrony
 
 free_unit 40 59 || exit 99
 sock=$T/chrony.sock

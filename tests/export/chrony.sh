@@ -8,16 +8,7 @@
 # refclocks reached and their last offsets below 1 ms.
 . "$top_srcdir/tests/export/lib.sh"
 
-CHRONYD=$(command -v chronyd || echo /usr/sbin/chronyd)
-CHRONYC=$(command -v chronyc || echo /usr/bin/chronyc)
-if [ ! -x "$CHRONYD" ] || [ ! -x "$CHRONYC" ]; then
-	echo "1..0 # SKIP chronyd/chronyc not installed (Debian package chrony)"
-	exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP chronyd needs root (even with -x)"
-	exit 0
-fi
+need_chrony
 
 free_unit 7 39 || exit 99
 sock=$T/chrony.sock

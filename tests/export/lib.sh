@@ -60,3 +60,18 @@ clockd_fails() {
 	sed 's/^/# clockd: /' "$log"
 	[ "$rc" -eq 1 ] && grep -q -- "$pat" "$log"
 }
+
+# need_chrony: CHRONYD and CHRONYC, or the whole test skips (chrony is not
+# installed, or we are not root: chronyd needs root even with -x).
+need_chrony() {
+	CHRONYD=$(command -v chronyd || echo /usr/sbin/chronyd)
+	CHRONYC=$(command -v chronyc || echo /usr/bin/chronyc)
+	if [ ! -x "$CHRONYD" ] || [ ! -x "$CHRONYC" ]; then
+		echo "1..0 # SKIP chronyd/chronyc not installed (Debian package chrony)"
+		exit 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP chronyd needs root (even with -x)"
+		exit 0
+	fi
+}

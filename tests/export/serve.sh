@@ -11,17 +11,8 @@
 # it, within 50 us. -x: neither chronyd touches the machine's clock.
 . "$top_srcdir/tests/export/lib.sh"
 
-CHRONYD=$(command -v chronyd || echo /usr/sbin/chronyd)
-CHRONYC=$(command -v chronyc || echo /usr/bin/chronyc)
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
-if [ ! -x "$CHRONYD" ] || [ ! -x "$CHRONYC" ]; then
-	echo "1..0 # SKIP chronyd/chronyc not installed (Debian package chrony)"
-	exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP chronyd needs root (even with -x)"
-	exit 0
-fi
+need_chrony
 
 client_pid=
 serve_cleanup() {

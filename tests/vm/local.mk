@@ -43,7 +43,7 @@ CLEANFILES += tests/vm/hpet-check tests/vm/rtc-check tests/vm/gpio-check \
 EXTRA_DIST += tests/vm/README.md tests/vm/fetch.sh tests/vm/mkinitramfs.sh \
 	tests/vm/run.sh tests/vm/init.sh tests/vm/guest.h tests/vm/irqrate.h \
 	tests/vm/hpet-check.c tests/vm/rtc-check.c tests/vm/gpio-check.c \
-	tests/vm/clockd-check.c tests/vm/modules.sh tests/vm/run-systemd.sh \
+	tests/vm/clockd-check.c tests/vm/modules.sh tests/vm/console.sh tests/vm/run-systemd.sh \
 	tests/vm/sd-rootfs.sh tests/vm/sd-mkinitramfs.sh tests/vm/sd-init.sh \
 	tests/vm/sd-test.sh tests/vm/sd-arm.c tests/vm/ptp-mock-init.c
 

@@ -70,37 +70,8 @@ boot() {
 	echo $? > "$T/qemu.rc"
 }
 
-# Number the guest's unnumbered TAP lines as they arrive; anything else
-# it printed behind the prefix is a comment. Every "not ok" fails the run.
-# The plan comes last, with a failure added when the guest did not finish
-# or qemu did not exit cleanly.
-tap() {
-	n=0 fail=0 ended=no
-	while IFS= read -r line; do
-		line=${line%"$(printf '\r')"}
-		echo "$line" >> "$T/console.log"
-		case $line in "$PREFIX "*) ;; *) continue ;; esac
-		line=${line#"$PREFIX "}
-		case $line in
-		"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok }" ;;
-		"not ok - "*) n=$((n + 1)); fail=1; echo "not ok $n ${line#not ok }" ;;
-		END) ended=yes ;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done
-	rc=$(cat "$T/qemu.rc" 2>/dev/null || echo lost)
-	n=$((n + 1))
-	if [ $ended = yes ] && [ "$rc" = 0 ]; then
-		echo "ok $n - guest ran every check and powered off"
-	else
-		echo "not ok $n - guest ran every check and powered off (END: $ended, qemu status: $rc)"
-		tail -n 30 "$T/console.log" | sed 's/^/# console: /'
-		fail=1
-	fi
-	echo "1..$n"
-	return $fail
-}
+. "$SRCDIR/tests/vm/console.sh"
+
 
 start=$(date +%s)
 echo "# booting $KVER under qemu (TCG), timeout ${TIMEOUT}s"
