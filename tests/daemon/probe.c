@@ -198,8 +198,13 @@ static int cmd_wrap(void)
 	long n = 0;
 
 	while (now_ns() < deadline && bad < 5) {
-		s.j32 = clockd_jiffies();
-		s.j64 = clockd_get_jiffies_64();
+		/* One consistent sample: no tick between the two calls (a
+		 * 32-bit value read before a tick beside a 64-bit one read
+		 * after it would look misordered against the next sample). */
+		do {
+			s.j64 = clockd_get_jiffies_64();
+			s.j32 = clockd_jiffies();
+		} while (s.j64 != 0 && clockd_get_jiffies_64() != s.j64);
 		if (s.j64 == 0) { /* not published yet */
 			pause_briefly();
 			continue;
