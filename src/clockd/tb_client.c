@@ -148,6 +148,7 @@ struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, in
 	if (!c)
 		return NULL;
 	c->pid = pid;
+	c->max_timers = tb->p.max_timers;
 	c->uid = uid;
 	c->size = timer_shm_size(tb->n, tb->p.ring_slots);
 	memfd = shm_make(c->size, &c->mem);
@@ -214,6 +215,16 @@ static int base_of_cpu(const struct timer_bases *tb, uint32_t cpu)
 	return -ENXIO;
 }
 
+void tb_client_limit(struct tb_client *c, uint32_t max_timers)
+{
+	__atomic_store_n(&c->max_timers, max_timers, __ATOMIC_RELAXED);
+}
+
+uint32_t tb_client_max_timers(const struct tb_client *c)
+{
+	return __atomic_load_n(&c->max_timers, __ATOMIC_RELAXED);
+}
+
 int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen)
 {
 	struct timerrec t = {
@@ -232,6 +243,8 @@ int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_
 		return k;
 	if (arm->clock > UINT8_MAX || arm->flags > UINT16_MAX)
 		return -EINVAL;
+	if (arm->timer_id >= tb_client_max_timers(c))
+		return -EDQUOT;
 	cmd = calloc(1, sizeof(*cmd));
 	if (!cmd)
 		return -ENOMEM;

@@ -101,6 +101,8 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 	struct timerrec t = { .op = TREC_FIRE, .timer_id = s->id, .gen = s->gen };
 	struct ring_rec r;
 
+	overrun = sat_add(overrun, s->folded);
+	s->folded = 0;
 	if (s->owing && s->period) {
 		/* Its previous record still waits: fold this expiry into it. */
 		struct ring_rec *old = &cc->backlog.rec[s->owed & (cc->backlog.cap - 1)];
@@ -230,6 +232,11 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->kind = (uint8_t)kind;
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
+	s->folded = 0;
+	/* Shorter periods cost the daemon more than they can be worth: they
+	 * run at the shortest one allowed (timer_min_period_us). */
+	if (s->period && kind != TB_JIFFIES && s->period < b->tb->p.min_period_ns)
+		s->period = b->tb->p.min_period_ns;
 	pending_inc(cc);
 	oom_over(cc);
 }
@@ -248,7 +255,10 @@ static void cancel(struct tb_cc *cc, const struct timerrec *t)
 
 void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 {
-	struct ctl_limits lim = { .ncpus = TIMER_SHM_MAX_CPUS, .max_timers = cc->base->tb->p.max_timers };
+	struct ctl_limits lim = {
+		.ncpus = TIMER_SHM_MAX_CPUS,
+		.max_timers = __atomic_load_n(&cc->client->max_timers, __ATOMIC_RELAXED),
+	};
 	struct timerrec t;
 	char why[96];
 
@@ -378,22 +388,69 @@ void tb_expire_jiffies(struct tb_base *b)
 	wheel_expire(&b->wheel, j, fire_jiffies, b);
 }
 
+/*
+ * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
+ * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
+ * @kmono: true and spent, or false with *@when the time one is back.
+ */
+static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
+{
+	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+	uint64_t step, burst = NSEC_PER_SEC / 10, tat;
+
+	if (!rate)
+		return true;
+	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
+	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
+	if (tat - kmono > burst) {
+		*when = tat - burst;
+		return false;
+	}
+	cc->budget_tat = tat + step;
+	return true;
+}
+
+/* @s, due at @now on its heap's clock, finds its client over budget until
+ * kernel time @when (@kmono now): every period until then is passed over
+ * and folded into the overrun of the expiry after (as the kernel folds an
+ * itimer's missed periods), which is where it moves. */
+static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
+			      uint64_t when)
+{
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next, skipped;
+
+	skipped = periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1;
+	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
+	if (next <= INT64_MAX) {
+		hrheap_update(h, &s->u.h, next);
+	} else {
+		hrheap_del(h, &s->u.h);
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+}
+
 static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun;
+	uint64_t now, next, exp, overrun, kmono, when;
 
 	uint64_t lead = b->tb->p.lead_ns;
 
 	if (hrheap_count(h) == 0 || clock_now(kind, &now) < 0)
 		return;
+	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
 	/* Expired @lead early: the client waits out the rest on the clock
 	 * itself before it notifies (timerrec.h), so the hand-over to it
 	 * happens while the deadline approaches instead of after it. */
 	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
+		if (s->period && !budget_take(s->cc, kmono, &when)) {
+			defer_over_budget(h, s, now, kmono, when);
+			continue;
+		}
 		exp = node->deadline;
 		overrun = 0;
 		if (s->period) {
