@@ -410,14 +410,21 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 	return true;
 }
 
-/* @s, due at @now on its heap's clock, finds its client over budget until
- * kernel time @when (@kmono now): every period until then is passed over
- * and folded into the overrun of the expiry after (as the kernel folds an
- * itimer's missed periods), which is where it moves. */
+/*
+ * @s, due at @now on its heap's clock, finds its client over budget until
+ * kernel time @when (@kmono now). It waits its turn: the budget shared by
+ * the client's pending timers gives each one expiry in npending of them,
+ * so it moves that far beyond @when (moving it only to @when would have
+ * every one of them re-sorted at every token, which costs more than the
+ * expiries). Every period passed over is folded into the overrun of the
+ * expiry after, as the kernel folds an itimer's missed periods.
+ */
 static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
 			      uint64_t when)
 {
-	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next, skipped;
+	uint32_t rate = s->cc->base->tb->p.max_expiries_per_sec;
+	uint64_t turn = sat_add(when - kmono, s->cc->npending * (NSEC_PER_SEC / rate));
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, turn), next, skipped;
 
 	skipped = periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1;
 	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;

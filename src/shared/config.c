@@ -219,7 +219,7 @@ const struct config_key config_table[] = {
 	  "timers one client may have (timer ids 0 to this - 1)" },
 	{ "timer_min_period_us", CFG_UINT, "100", 1, 1000000, NULL, FIELD(timer_min_period_us),
 	  "shortest period of a periodic ns timer, us: shorter ones run at this period" },
-	{ "client_max_expiries_per_sec", CFG_UINT, "20000", 0, 10000000, NULL,
+	{ "client_max_expiries_per_sec", CFG_UINT, "10000", 0, 10000000, NULL,
 	  FIELD(client_max_expiries_per_sec),
 	  "periodic expiries one client gets per second on each CPU; the rest are folded into "
 	  "overruns (0: no limit)" },
