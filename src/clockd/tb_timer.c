@@ -349,6 +349,59 @@ void tb_cc_clear(struct tb_cc *cc)
 
 /* ---- expiry ---- */
 
+/*
+ * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
+ * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
+ * @kmono: true and spent, or false with *@when the time one is back.
+ */
+static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
+{
+	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+	uint64_t step, burst = NSEC_PER_SEC / 10, tat;
+
+	if (!rate)
+		return true;
+	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
+	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
+	if (tat - kmono > burst) {
+		*when = tat - burst;
+		return false;
+	}
+	cc->budget_tat = tat + step;
+	return true;
+}
+
+/* How long a timer of @cc over budget until kernel time @when (@kmono
+ * now) waits its turn, ns: see defer_over_budget. */
+static uint64_t budget_turn(const struct tb_cc *cc, uint64_t kmono, uint64_t when)
+{
+	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+
+	return sat_add(when - kmono, cc->npending * (NSEC_PER_SEC / rate));
+}
+
+/* @skipped more periods of @s folded into its next FIRE's overrun. */
+static void fold(struct tb_slot *s, uint64_t skipped)
+{
+	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
+}
+
+/* A periodic jiffies timer whose client is over budget: as
+ * defer_over_budget, in jiffies. */
+static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint64_t kmono, uint64_t when)
+{
+	struct tb_base *b = s->cc->base;
+	uint64_t until = sat_add(b->tick_jiffies, budget_turn(s->cc, kmono, when) / b->tb->jiffy_ns + 1), next;
+
+	fold(s, periodic_step(&exp, s->period, until, &next) + 1);
+	if (next != UINT64_MAX) {
+		wheel_add(w, &s->u.w, next);
+	} else {
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+}
+
 static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 {
 	struct tb_base *b = arg;
@@ -356,7 +409,12 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	uint64_t exp = wt->expires, next, overrun = 0;
 	uint64_t tick_kns = __atomic_load_n(&b->tb->tick_kns, __ATOMIC_RELAXED);
 	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	uint64_t when;
 
+	if (s->period && !budget_take(s->cc, kns, &when)) {
+		defer_jiffies(w, s, exp, kns, when);
+		return;
+	}
 	if (s->period) {
 		overrun = periodic_step(&exp, s->period, b->tick_jiffies, &next);
 		back = (b->tick_jiffies - exp) * b->tb->jiffy_ns;
@@ -389,28 +447,6 @@ void tb_expire_jiffies(struct tb_base *b)
 }
 
 /*
- * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
- * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
- * @kmono: true and spent, or false with *@when the time one is back.
- */
-static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
-{
-	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
-	uint64_t step, burst = NSEC_PER_SEC / 10, tat;
-
-	if (!rate)
-		return true;
-	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
-	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
-	if (tat - kmono > burst) {
-		*when = tat - burst;
-		return false;
-	}
-	cc->budget_tat = tat + step;
-	return true;
-}
-
-/*
  * @s, due at @now on its heap's clock, finds its client over budget until
  * kernel time @when (@kmono now). It waits its turn: the budget shared by
  * the client's pending timers gives each one expiry in npending of them,
@@ -422,12 +458,9 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
 			      uint64_t when)
 {
-	uint32_t rate = s->cc->base->tb->p.max_expiries_per_sec;
-	uint64_t turn = sat_add(when - kmono, s->cc->npending * (NSEC_PER_SEC / rate));
-	uint64_t exp = s->u.h.deadline, until = sat_add(now, turn), next, skipped;
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, budget_turn(s->cc, kmono, when)), next;
 
-	skipped = periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1;
-	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
+	fold(s, periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1);
 	if (next <= INT64_MAX) {
 		hrheap_update(h, &s->u.h, next);
 	} else {
