@@ -7,8 +7,9 @@
 #    stays bounded (asserted at 50% of a core, to leave room for sanitizer
 #    builds and a loaded machine; the figures are printed: make bench-like
 #    runs measured 22% with the defaults, see the README), the attackers'
-#    periods beyond their budget come back as overruns, and the
-#    well-behaved timer keeps firing;
+#    periods beyond their budget come back as overruns, their 1 us periods
+#    are counted at timer_min_period_us (100 us), and the well-behaved
+#    timer keeps firing;
 #  - max_timers_per_user: one user's clients share the timer ids (quotas
 #    1000, 1000, 500 of 2500), the next HELLO gets EDQUOT, and an ARM
 #    past a client's share gets EDQUOT.
@@ -42,6 +43,11 @@ awk -v f="$flood" 'BEGIN { exit !(f <= 50) }'
 ok $? "the daemon's CPU while flooded: $flood% of a core (bound 50%; target 25%)"
 [ "$overruns" -gt 0 ]
 ok $? "the attackers' periods over budget came back as overruns ($overruns)"
+# Each attacker timer ran at most secs + 3 seconds; at the 100 us the
+# daemon raises a 1 us period to, that is at most 10000 periods a second.
+expiries=${20:-0}
+awk -v e="$expiries" -v s="$secs" 'BEGIN { exit !(e > 0 && e <= 2000 * 10000 * (s + 3)) }'
+ok $? "1 us periods ran at timer_min_period_us (100 us): $expiries periods counted in all"
 kill "$pid"
 wait "$pid"
 
