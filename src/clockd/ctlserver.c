@@ -61,6 +61,7 @@ struct ctlserver {
 	struct log_repeat flooders; /* clients disconnected for a message flood */
 	struct log_repeat oom;      /* allocations failing (main thread) */
 	struct log_repeat client_errors; /* a timer client could not be made */
+	struct log_repeat refused_timers; /* HELLO beyond max_timers_per_user */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -228,9 +229,28 @@ static bool conn_abusive(struct conn *c, int64_t now, bool refused)
 
 /* ---- requests: each returns 0 to keep the connection, -1 to close it ---- */
 
+/* The timer ids @c's HELLO gets: max_timers, or what its user's other
+ * clients left of max_timers_per_user (0: none left, EDQUOT). */
+static uint32_t user_timer_quota(const struct conn *c)
+{
+	const struct ctlserver *s = c->srv;
+	uint64_t used = 0;
+
+	if (!s->p.max_timers_per_user)
+		return s->p.max_timers;
+	for (const struct conn *t = s->conns; t; t = t->next)
+		if (t->tbc && t->uid == c->uid)
+			used += tb_client_max_timers(t->tbc);
+	if (used >= s->p.max_timers_per_user)
+		return 0;
+	return s->p.max_timers_per_user - used < s->p.max_timers ? (uint32_t)(s->p.max_timers_per_user - used)
+								 : s->p.max_timers;
+}
+
 static int do_hello(struct conn *c, const struct ctl_msg *req)
 {
 	struct ctlserver *s = c->srv;
+	uint32_t quota;
 	int fds[MAX_HANDOVER_FDS];
 	unsigned nfds = 0;
 	struct ctl_msg m;
@@ -238,6 +258,16 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 
 	if (c->tbc)
 		return send_error(c->fd, req->seq, EALREADY, CTL_HELLO, "HELLO already done");
+	quota = user_timer_quota(c);
+	if (!quota) {
+		log_repeat(&s->refused_timers, LOG_NOTICE, false,
+			   "control: pid %ld uid %lu: HELLO refused, its user's clients hold all "
+			   "max_timers_per_user %" PRIu32 " timer ids (further refusals are only counted)",
+			   (long)c->pid, (unsigned long)c->uid, s->p.max_timers_per_user);
+		return send_error(c->fd, req->seq, EDQUOT, CTL_HELLO,
+				  "uid %lu's clients hold all %" PRIu32 " timers of max_timers_per_user",
+				  (unsigned long)c->uid, s->p.max_timers_per_user);
+	}
 	c->tbc = tb_client_new(s->tb, c->pid, c->uid, fds, MAX_HANDOVER_FDS, &nfds);
 	if (!c->tbc) {
 		int err = errno ? errno : ENOMEM;
@@ -251,11 +281,12 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
+	tb_client_limit(c->tbc, quota);
 	ctl_msg_init(&m, CTL_HELLO_ACK, req->seq);
 	m.u.hello_ack.version = CTL_VERSION;
 	m.u.hello_ack.ncpus = s->lim.ncpus;
 	m.u.hello_ack.ring_slots = s->p.ring_slots;
-	m.u.hello_ack.max_timers = s->p.max_timers;
+	m.u.hello_ack.max_timers = quota;
 	m.u.hello_ack.max_msgs_per_sec = s->p.max_msgs_per_sec;
 	rc = send_msg(c->fd, &m, fds, nfds);
 	/* The memfd is mapped by the bases and now the client's too; the
@@ -635,6 +666,9 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
 	log_repeat_end_quiet(&s->client_errors, QUIET_NS, "control: timer clients made again for %d s",
 			     (int)(QUIET_NS / SEC_NS));
+	log_repeat_end_quiet(&s->refused_timers, QUIET_NS,
+			     "control: no HELLO refused for %d s (max_timers_per_user %" PRIu32 ")",
+			     (int)(QUIET_NS / SEC_NS), s->p.max_timers_per_user);
 	accept_resume(s);
 	oom_sweep(s);
 }

@@ -641,6 +641,8 @@ static void timers_start(struct clockd *cd)
 		.ring_slots = cfg->timer_ring_slots,
 		.max_timers = cfg->client_max_timers,
 		.lead_ns = cfg->timer_lead_ns,
+		.min_period_ns = (uint64_t)cfg->timer_min_period_us * 1000,
+		.max_expiries_per_sec = cfg->client_max_expiries_per_sec,
 	};
 	struct ctlserver_params sp = {
 		.path = cd->ctl_path,
@@ -648,6 +650,7 @@ static void timers_start(struct clockd *cd)
 		.max_clients_per_user = cfg->max_clients_per_user,
 		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
 		.max_timers = cfg->client_max_timers,
+		.max_timers_per_user = cfg->max_timers_per_user,
 		.ring_slots = cfg->timer_ring_slots,
 		.stats_gid = cfg->stats_group[0] ? group_id("stats_group", cfg->stats_group) : (gid_t)-1,
 		.owns_path = cd->ctl_owned,

@@ -217,6 +217,15 @@ const struct config_key config_table[] = {
 	  0, 0, pow2_validate },
 	{ "client_max_timers", CFG_UINT, "65536", 1, 16777216, NULL, FIELD(client_max_timers),
 	  "timers one client may have (timer ids 0 to this - 1)" },
+	{ "timer_min_period_us", CFG_UINT, "100", 1, 1000000, NULL, FIELD(timer_min_period_us),
+	  "shortest period of a periodic ns timer, us: shorter ones run at this period" },
+	{ "client_max_expiries_per_sec", CFG_UINT, "10000", 0, 10000000, NULL,
+	  FIELD(client_max_expiries_per_sec),
+	  "periodic expiries one client gets per second on each CPU; the rest are folded into "
+	  "overruns (0: no limit)" },
+	{ "max_timers_per_user", CFG_UINT, "262144", 0, 1073741824, NULL, FIELD(max_timers_per_user),
+	  "timer ids of one user's clients together, shared out at HELLO (EDQUOT when none are "
+	  "left; 0: no limit)" },
 	{ "client_max_msgs_per_sec", CFG_UINT, "1000", 1, 1000000, NULL, FIELD(client_max_msgs_per_sec),
 	  "control socket messages one client may send per second (burst the same)" },
 	{ "max_clients", CFG_UINT, "64", 1, 4096, NULL, FIELD(max_clients),

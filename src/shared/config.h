@@ -81,6 +81,9 @@ struct clockd_config {
 	char page_mode[8];           /* page_mode: 0644 or 0640 */
 	char page_group[64];         /* page_group ("": the daemon's group) */
 	char socket_group[64];       /* socket_group ("": the daemon's group) */
+	uint32_t timer_min_period_us;     /* timer_min_period_us */
+	uint32_t client_max_expiries_per_sec; /* client_max_expiries_per_sec */
+	uint32_t max_timers_per_user;     /* max_timers_per_user */
 	char stats_group[64];        /* stats_group ("": root only sees every client) */
 	char watchdog[8];            /* watchdog: auto or off */
 };

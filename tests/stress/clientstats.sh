@@ -36,7 +36,8 @@ held=0
 holder() { # holder NAME [setpriv prefix...]: a timer client holding on
 	name=$1
 	shift
-	"$@" "$HOSTILE" hello "$CLOCKD_SOCKET" <"$T/hold" >"$T/$name" 2>&1 &
+	# (3>&-: a holder holding the FIFO open for writing would never see its end)
+	"$@" "$HOSTILE" hello "$CLOCKD_SOCKET" <"$T/hold" >"$T/$name" 2>&1 3>&- &
 	holders="$holders $!"
 	held=$((held + 1))
 }

@@ -39,6 +39,14 @@ EXTRA_DIST += tests/stress/clientstats.sh
 # a symlink race loop as nobody against a root daemon.
 TESTS += tests/stress/paths.sh
 EXTRA_DIST += tests/stress/paths.sh
+# budget.sh: two clients with 1000 periodic timers of 1 us each against a
+# well-behaved one (CPU and lateness), and one user's clients against
+# max_timers_per_user (budget).
+check_PROGRAMS += tests/stress/budget
+tests_stress_budget_SOURCES = tests/stress/budget.c tests/ctlraw.c tests/ctlraw.h
+tests_stress_budget_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
+TESTS += tests/stress/budget.sh
+EXTRA_DIST += tests/stress/budget.sh
 # oom.sh: allocation failures injected into clockd (failalloc.so, an
 # LD_PRELOAD shim driven by a control file) and a client that arms into
 # them (oomclient).

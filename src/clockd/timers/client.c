@@ -91,6 +91,16 @@ static int base_of_cpu(const struct timer_bases *tb, uint32_t cpu)
 	return -ENXIO;
 }
 
+void tb_client_limit(struct tb_client *c, uint32_t max_timers)
+{
+	__atomic_store_n(&c->max_timers, max_timers, __ATOMIC_RELAXED);
+}
+
+uint32_t tb_client_max_timers(const struct tb_client *c)
+{
+	return __atomic_load_n(&c->max_timers, __ATOMIC_RELAXED);
+}
+
 int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen)
 {
 	struct timerrec t = {
@@ -109,6 +119,8 @@ int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_
 		return k;
 	if (arm->clock > UINT8_MAX || arm->flags > UINT16_MAX)
 		return -EINVAL;
+	if (arm->timer_id >= tb_client_max_timers(c))
+		return -EDQUOT;
 	cmd = calloc(1, sizeof(*cmd));
 	if (!cmd)
 		return -ENOMEM;

@@ -58,6 +58,8 @@ struct tb_slot {
 	uint32_t id;
 	uint32_t gen;
 	uint32_t owed;     /* backlog index of its undelivered FIRE, if owing */
+	uint32_t folded;   /* periods passed over its client's expiry budget,
+			    * added to the overrun of its next FIRE */
 	uint8_t owing;
 	uint8_t kind;      /* enum tb_kind */
 };
@@ -87,6 +89,8 @@ struct tb_cc {
 	struct tb_slot **chunk;      /* nchunks pointers, NULL until used */
 	uint32_t nchunks;
 	uint64_t npending;           /* base thread's own count */
+	uint64_t budget_tat;         /* expiry budget (GCRA): kernel CLOCK_MONOTONIC
+				      * at which the spent budget is paid back */
 	struct tb_backlog backlog;
 	struct tb_cc_stats st;
 };
@@ -96,6 +100,7 @@ struct tb_client {
 	pid_t pid;
 	uid_t uid;
 	int broken;                    /* atomic: a base found it corrupt */
+	uint32_t max_timers;           /* atomic: its timer ids (tb_client_limit) */
 	void *mem;                     /* the shared memory, mapped */
 	size_t size;
 	unsigned ncc;

@@ -106,6 +106,7 @@ struct tb_client *tb_client_alloc(struct timer_bases *tb, pid_t pid, uid_t uid, 
 	if (!c)
 		return NULL;
 	c->pid = pid;
+	c->max_timers = tb->p.max_timers;
 	c->uid = uid;
 	c->size = timer_shm_size(tb->n, tb->p.ring_slots);
 	*memfd = shm_make(c->size, &c->mem);

@@ -74,6 +74,8 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 	struct timerrec t = { .op = TREC_FIRE, .timer_id = s->id, .gen = s->gen };
 	struct ring_rec r;
 
+	overrun = sat_add(overrun, s->folded);
+	s->folded = 0;
 	if (s->owing && s->period) {
 		/* Its previous record still waits: fold this expiry into it. */
 		struct ring_rec *old = &cc->backlog.rec[s->owed & (cc->backlog.cap - 1)];
@@ -203,6 +205,11 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->kind = (uint8_t)kind;
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
+	s->folded = 0;
+	/* Shorter periods cost the daemon more than they can be worth: they
+	 * run at the shortest one allowed (timer_min_period_us). */
+	if (s->period && kind != TB_JIFFIES && s->period < b->tb->p.min_period_ns)
+		s->period = b->tb->p.min_period_ns;
 	pending_inc(cc);
 	oom_over(cc);
 }
@@ -221,7 +228,10 @@ static void cancel(struct tb_cc *cc, const struct timerrec *t)
 
 void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 {
-	struct ctl_limits lim = { .ncpus = TIMER_SHM_MAX_CPUS, .max_timers = cc->base->tb->p.max_timers };
+	struct ctl_limits lim = {
+		.ncpus = TIMER_SHM_MAX_CPUS,
+		.max_timers = __atomic_load_n(&cc->client->max_timers, __ATOMIC_RELAXED),
+	};
 	struct timerrec t;
 	char why[96];
 
@@ -304,6 +314,59 @@ void tb_expire_due(struct tb_base *b)
 }
 
 
+/*
+ * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
+ * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
+ * @kmono: true and spent, or false with *@when the time one is back.
+ */
+static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
+{
+	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+	uint64_t step, burst = NSEC_PER_SEC / 10, tat;
+
+	if (!rate)
+		return true;
+	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
+	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
+	if (tat - kmono > burst) {
+		*when = tat - burst;
+		return false;
+	}
+	cc->budget_tat = tat + step;
+	return true;
+}
+
+/* How long a timer of @cc over budget until kernel time @when (@kmono
+ * now) waits its turn, ns: see defer_over_budget. */
+static uint64_t budget_turn(const struct tb_cc *cc, uint64_t kmono, uint64_t when)
+{
+	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+
+	return sat_add(when - kmono, cc->npending * (NSEC_PER_SEC / rate));
+}
+
+/* @skipped more periods of @s folded into its next FIRE's overrun. */
+static void fold(struct tb_slot *s, uint64_t skipped)
+{
+	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
+}
+
+/* A periodic jiffies timer whose client is over budget: as
+ * defer_over_budget, in jiffies. */
+static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint64_t kmono, uint64_t when)
+{
+	struct tb_base *b = s->cc->base;
+	uint64_t until = sat_add(b->tick_jiffies, budget_turn(s->cc, kmono, when) / b->tb->jiffy_ns + 1), next;
+
+	fold(s, periodic_step(&exp, s->period, until, &next) + 1);
+	if (next != UINT64_MAX) {
+		wheel_add(w, &s->u.w, next);
+	} else {
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+}
+
 static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 {
 	struct tb_base *b = arg;
@@ -311,7 +374,12 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	uint64_t exp = wt->expires, next, overrun = 0;
 	uint64_t tick_kns = __atomic_load_n(&b->tb->tick_kns, __ATOMIC_RELAXED);
 	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	uint64_t when;
 
+	if (s->period && !budget_take(s->cc, kns, &when)) {
+		defer_jiffies(w, s, exp, kns, when);
+		return;
+	}
 	if (s->period) {
 		overrun = periodic_step(&exp, s->period, b->tick_jiffies, &next);
 		back = (b->tick_jiffies - exp) * b->tb->jiffy_ns;
@@ -343,22 +411,51 @@ void tb_expire_jiffies(struct tb_base *b)
 	wheel_expire(&b->wheel, j, fire_jiffies, b);
 }
 
+/*
+ * @s, due at @now on its heap's clock, finds its client over budget until
+ * kernel time @when (@kmono now). It waits its turn: the budget shared by
+ * the client's pending timers gives each one expiry in npending of them,
+ * so it moves that far beyond @when (moving it only to @when would have
+ * every one of them re-sorted at every token, which costs more than the
+ * expiries). Every period passed over is folded into the overrun of the
+ * expiry after, as the kernel folds an itimer's missed periods.
+ */
+static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
+			      uint64_t when)
+{
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, budget_turn(s->cc, kmono, when)), next;
+
+	fold(s, periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1);
+	if (next <= INT64_MAX) {
+		hrheap_update(h, &s->u.h, next);
+	} else {
+		hrheap_del(h, &s->u.h);
+		s->kind = TB_NONE;
+		pending_dec(s->cc);
+	}
+}
+
 static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun;
+	uint64_t now, next, exp, overrun, kmono, when;
 
 	uint64_t lead = b->tb->p.lead_ns;
 
 	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
 		return;
+	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
 	/* Expired @lead early: the client waits out the rest on the clock
 	 * itself before it notifies (timerrec.h), so the hand-over to it
 	 * happens while the deadline approaches instead of after it. */
 	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
+		if (s->period && !budget_take(s->cc, kmono, &when)) {
+			defer_over_budget(h, s, now, kmono, when);
+			continue;
+		}
 		exp = node->deadline;
 		overrun = 0;
 		if (s->period) {

@@ -62,6 +62,11 @@ struct tb_params {
 	uint32_t max_timers;  /* per client: timer ids 0 .. max_timers - 1 */
 	uint64_t lead_ns;     /* ns timers are expired this much early; the
 			       * client waits out the rest (timerrec.h) */
+	uint64_t min_period_ns;      /* a periodic ns timer's shortest period:
+				      * shorter ones are run at this one */
+	uint32_t max_expiries_per_sec; /* per client and base: periodic
+				      * expiries beyond it wait, folded into
+				      * the overrun (0: no limit) */
 };
 
 /*
@@ -124,6 +129,12 @@ void tb_client_free(struct timer_bases *tb, struct tb_client *c);
  * jiffies ARMs from the page's jiffies_64 then.
  */
 int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen);
+/* Main thread, before the client has its descriptors: its timer ids are
+ * 0 .. @max_timers - 1 (at most the bases' max_timers; a user's share,
+ * see max_timers_per_user). An ARM beyond: -EDQUOT from tb_client_arm, an
+ * EINVAL record from the ring. */
+void tb_client_limit(struct tb_client *c, uint32_t max_timers);
+uint32_t tb_client_max_timers(const struct tb_client *c);
 int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);
 /* True once a base found the client's shared memory corrupt (a ring's
  * counters out of range): the server should disconnect it. */

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The CPU and memory budgets of issue #16, measured.
+ *
+ *   budget cpu DAEMON_PID CPU SECONDS
+ * A well-behaved client times a 1 ms periodic timer on CPU @cpu for
+ * SECONDS quiet, then for SECONDS while two attackers (processes of their
+ * own) each keep 1000 periodic timers of 1 us on that CPU, reading every
+ * expiry (CLOCKD_SIGEV_FD). Prints the daemon's CPU time over each phase
+ * (utime + stime of /proc/PID/stat, in % of one core), the p50/p99/max
+ * lateness of the well-behaved timer quiet and flooded, and what the
+ * attackers got (expiries notified and overruns): "cpu_quiet Q cpu_flood
+ * F p99_quiet A p99_flood B ratio R expiries E overruns O".
+ *
+ *   budget mem SOCKET CLIENTS
+ * One user's CLIENTS clients each say HELLO and arm every timer id their
+ * HELLO_ACK gives them (one-shot, an hour away), over the socket. Prints
+ * "hello H edquot D timers T beyond_edquot B": the clients served, those
+ * refused with EDQUOT, the timers armed in all (at most 100 a client),
+ * and the clients whose ARM of the first id past their share got EDQUOT.
+ * Then holds on until killed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <clockd/clockd.h>
+#include "shared/ctlproto.h"
+#include "tests/ctlraw.h"
+
+#define NSEC_PER_SEC 1000000000LL
+#define ATTACK_TIMERS 1000
+#define MAX_SAMPLES 200000
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clockd_clock_gettime(CLOCKD_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The daemon's CPU time so far, ns. */
+static int64_t daemon_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (int64_t)((ut + st) * (NSEC_PER_SEC / sysconf(_SC_CLK_TCK)));
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Time a 1 ms periodic timer on @cpu for @secs: its lateness quantiles
+ * (@q: p50, p99, max) in ns. */
+static int time_client(int cpu, int secs, int64_t q[3])
+{
+	static int64_t late[MAX_SAMPLES];
+	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_FD, .cpu = cpu };
+	struct itimerspec its = { .it_interval = { 0, 1000000 }, .it_value = { 0, 1000000 } };
+	int64_t start, next, end, now;
+	clockd_timer_t t;
+	uint64_t n;
+	size_t k = 0;
+	int fd;
+
+	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t) < 0)
+		return -1;
+	fd = clockd_timer_fd(t);
+	start = mono_ns();
+	next = start + 1000000;
+	end = start + (int64_t)secs * NSEC_PER_SEC;
+	its.it_value.tv_sec = next / NSEC_PER_SEC;
+	its.it_value.tv_nsec = next % NSEC_PER_SEC;
+	if (clockd_timer_settime(t, TIMER_ABSTIME, &its, NULL) < 0)
+		return -1;
+	while ((now = mono_ns()) < end && k < MAX_SAMPLES) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 1000) != 1 || read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+			return -1;
+		now = mono_ns();
+		/* The last of the n expiries notified was due at next + (n - 1) ms. */
+		next += (int64_t)(n - 1) * 1000000;
+		late[k++] = now - next;
+		next += 1000000;
+	}
+	clockd_timer_delete(t);
+	qsort(late, k, sizeof(late[0]), cmp64);
+	q[0] = late[k / 2];
+	q[1] = late[k * 99 / 100];
+	q[2] = late[k - 1];
+	return 0;
+}
+
+/* An attacker: 1000 periodic timers of 1 us on @cpu, every expiry read,
+ * until killed; its totals on @out at SIGTERM. */
+static volatile sig_atomic_t stop;
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void attacker(int cpu, int out)
+{
+	static clockd_timer_t t[ATTACK_TIMERS];
+	static struct pollfd pfd[ATTACK_TIMERS];
+	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_FD, .cpu = cpu };
+	struct itimerspec its = { .it_interval = { 0, 1000 }, .it_value = { 0, 1000 } };
+	unsigned long long total[2] = { 0, 0 };
+	uint64_t n;
+
+	signal(SIGTERM, on_term);
+	for (int i = 0; i < ATTACK_TIMERS; i++) {
+		if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t[i]) < 0 ||
+		    clockd_timer_settime(t[i], 0, &its, NULL) < 0)
+			_exit(3);
+		pfd[i].fd = clockd_timer_fd(t[i]);
+		pfd[i].events = POLLIN;
+	}
+	while (!stop) {
+		if (poll(pfd, ATTACK_TIMERS, 100) <= 0)
+			continue;
+		for (int i = 0; i < ATTACK_TIMERS; i++) {
+			if (!(pfd[i].revents & POLLIN) || read(pfd[i].fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+				continue;
+			total[0] += n;
+			total[1] += (unsigned long long)clockd_timer_getoverrun(t[i]);
+		}
+	}
+	if (write(out, total, sizeof(total)) != (ssize_t)sizeof(total))
+		_exit(4);
+	_exit(0);
+}
+
+static int cmd_cpu(pid_t daemon, int cpu, int secs)
+{
+	int64_t q0[3], q1[3], c0, c1, c2, t0, t1, t2;
+	unsigned long long got[2], sum[2] = { 0, 0 };
+	pid_t att[2];
+	int pfd[2];
+
+	if (pipe(pfd) < 0)
+		return 2;
+	c0 = daemon_cpu_ns(daemon);
+	t0 = mono_ns();
+	if (time_client(cpu, secs, q0) < 0)
+		return fprintf(stderr, "budget: the quiet client failed: %s\n", strerror(errno)), 1;
+	c1 = daemon_cpu_ns(daemon);
+	t1 = mono_ns();
+	for (int i = 0; i < 2; i++) {
+		att[i] = fork();
+		if (att[i] == 0)
+			attacker(cpu, pfd[1]);
+	}
+	sleep(1); /* the attackers arm */
+	c1 = daemon_cpu_ns(daemon);
+	t1 = mono_ns();
+	if (time_client(cpu, secs, q1) < 0)
+		return fprintf(stderr, "budget: the flooded client failed: %s\n", strerror(errno)), 1;
+	c2 = daemon_cpu_ns(daemon);
+	t2 = mono_ns();
+	for (int i = 0; i < 2; i++) {
+		int st;
+
+		kill(att[i], SIGTERM);
+		if (read(pfd[0], got, sizeof(got)) == (ssize_t)sizeof(got)) {
+			sum[0] += got[0];
+			sum[1] += got[1];
+		}
+		waitpid(att[i], &st, 0);
+	}
+	printf("cpu_quiet %.1f cpu_flood %.1f p50_quiet %.1f p50_flood %.1f p99_quiet %.1f p99_flood %.1f "
+	       "max_quiet %.1f max_flood %.1f ratio %.2f expiries %llu overruns %llu\n",
+	       100.0 * (double)(c1 - c0) / (double)(t1 - t0), 100.0 * (double)(c2 - c1) / (double)(t2 - t1),
+	       (double)q0[0] / 1e3, (double)q1[0] / 1e3, (double)q0[1] / 1e3, (double)q1[1] / 1e3,
+	       (double)q0[2] / 1e3, (double)q1[2] / 1e3, q0[1] > 0 ? (double)q1[1] / (double)q0[1] : 0.0,
+	       sum[0], sum[1]);
+	return 0;
+}
+
+static int cmd_mem(const char *path, int clients)
+{
+	int fds[CTLRAW_MAXFDS], hello = 0, edquot = 0, beyond = 0;
+	unsigned long long timers = 0;
+
+	for (int i = 0; i < clients; i++) {
+		int fd = ctlraw_connect(path);
+		unsigned nfds = 0;
+		struct ctl_msg m;
+		uint32_t quota;
+
+		if (fd < 0)
+			return 1;
+		ctl_msg_init(&m, CTL_HELLO, 1);
+		m.u.hello.min_version = m.u.hello.max_version = CTL_VERSION;
+		if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, fds, &nfds) != 1)
+			return 1;
+		if (m.type == CTL_ERROR && m.u.error.errno_code == EDQUOT) {
+			edquot++;
+			close(fd);
+			continue;
+		}
+		if (m.type != CTL_HELLO_ACK)
+			return 1;
+		hello++;
+		quota = m.u.hello_ack.max_timers;
+		/* Over the socket, at the message rate: a few ids are enough to
+		 * show the share; the count armed is what the daemon accepted. */
+		for (uint32_t id = 0; id < quota && id < 100; id++) {
+			ctl_msg_init(&m, CTL_ARM, 2 + id);
+			m.u.arm.timer_id = id;
+			m.u.arm.clock = CTL_CLOCK_MONOTONIC;
+			m.u.arm.expires = 3600ull * NSEC_PER_SEC;
+			if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, NULL, NULL) != 1)
+				return 1;
+			timers += m.type == CTL_OK;
+		}
+		/* One id past its share (within client_max_timers): EDQUOT. */
+		ctl_msg_init(&m, CTL_ARM, 1000000);
+		m.u.arm.timer_id = quota;
+		m.u.arm.clock = CTL_CLOCK_MONOTONIC;
+		m.u.arm.expires = 3600ull * NSEC_PER_SEC;
+		if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, NULL, NULL) != 1)
+			return 1;
+		beyond += m.type == CTL_ERROR && m.u.error.errno_code == EDQUOT;
+		printf("client %d quota %u\n", i, quota);
+		/* held open: the fd stays until exit */
+	}
+	printf("hello %d edquot %d timers %llu beyond_edquot %d\n", hello, edquot, timers, beyond);
+	fflush(stdout);
+	pause();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "cpu") == 0)
+		return cmd_cpu((pid_t)atol(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "mem") == 0)
+		return cmd_mem(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: budget cpu DAEMON_PID CPU SECONDS | budget mem SOCKET CLIENTS\n");
+	return 2;
+}
