@@ -67,12 +67,16 @@ while [ $i -lt "$starts" ]; do
 	i=$((i + 1))
 	"$CLOCKD" -o page="$T/pub/page" -o socket_group="$NOBODY_GID" 2>"$T/race.log" &
 	pid=$!
+	# Up to 30 s for it to serve or refuse (a loaded CI machine runs
+	# distcheck's suite beside this).
 	j=0
 	while kill -0 "$pid" 2>/dev/null && ! grep -q "control socket $T/pub/control" "$T/race.log" &&
-		[ $j -lt 200 ]; do
+		[ $j -lt 600 ]; do
 		sleep 0.05
 		j=$((j + 1))
 	done
+	late=
+	kill -0 "$pid" 2>/dev/null && [ $j -ge 600 ] && late=" (neither served nor refused in 30 s)"
 	kill "$pid" 2>/dev/null
 	wait "$pid"
 	rc=$?
@@ -83,6 +87,7 @@ while [ $i -lt "$starts" ]; do
 		refusals=$((refusals + 1))
 	else
 		other=$((other + 1))
+		echo "# start $i: exit status $rc$late, its log:"
 		sed 's/^/# clockd: /' "$T/race.log"
 	fi
 	[ "$(stat -c '%u:%g %a' "$T/victim")" = "$victim_was" ] || turned=$((turned + 1))
