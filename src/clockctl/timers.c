@@ -190,15 +190,22 @@ static void socket_name(const struct clockd_status *st, char *buf, size_t len)
 		snprintf(buf, len, "control");
 }
 
-/* Both lists into @v; 0 or an exit status after a message. */
-static int timers_collect(struct timers_view *v)
+/* Both lists into @v; 0 or an exit status after a message. The socket
+ * is asked even when the page is absent or its daemon gone: under socket
+ * activation the first client is what starts the daemon. When no daemon
+ * answers and @page_checked is false, the page's state is the message
+ * (absent, gone), as for every status-like verb. */
+static int timers_collect(struct timers_view *v, bool page_checked)
 {
 	v->ncpus = clockd_timer_cpu_stats(v->cpus, sizeof(*v->cpus), MAX_ROWS);
 	if (v->ncpus >= 0)
 		v->nclients = clockd_timer_client_stats(v->clients, sizeof(*v->clients), MAX_ROWS);
 	if (v->ncpus < 0 || v->nclients < 0) {
 		int err = errno;
+		struct clockd_status st;
 
+		if (!page_checked && (err == ENOENT || err == ECONNREFUSED) && ctl_require_live(&st) != 0)
+			return CTL_EXIT_DAEMON;
 		ctl_error("%s: %s%s", v->socket, ctl_strerror(err),
 			  err == ENOENT || err == ECONNREFUSED ? " (no daemon listens there; see --socket)" : "");
 		return CTL_EXIT_DAEMON;
@@ -222,12 +229,12 @@ int verb_timers(const struct ctl *ctl, int argc, char **argv)
 	rc = parse_timers_args(argc, argv, &socket_given);
 	if (rc)
 		return rc;
-	if (!socket_given) {
-		rc = ctl_require_live(&st);
-		if (rc)
-			return rc;
-	} else if (clockd_status(&st, sizeof(st)) < 0) {
+	if (clockd_status(&st, sizeof(st)) < 0) {
 		st.page_path[0] = '\0';
+	} else if (!socket_given && st.state == CLOCKD_STATE_STALE) {
+		/* A daemon that holds its page but does not update it may not
+		 * answer either: say what the page says. */
+		return ctl_require_live(&st);
 	}
 	socket_name(&st, sock, sizeof(sock));
 	v.socket = sock;
@@ -238,7 +245,14 @@ int verb_timers(const struct ctl *ctl, int argc, char **argv)
 		rc = CTL_EXIT_DAEMON;
 		goto out;
 	}
-	rc = timers_collect(&v);
+	rc = timers_collect(&v, socket_given);
+	if (rc == 0 && !socket_given && st.state != CLOCKD_STATE_LIVE) {
+		/* It answered (and was perhaps started by this very call):
+		 * the page says whether it is live now. */
+		rc = ctl_require_live(&st);
+		if (rc)
+			goto out;
+	}
 	if (rc)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
