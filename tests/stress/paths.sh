@@ -65,12 +65,15 @@ hold=$!
 served=0 refusals=0 other=0 turned=0 i=0
 while [ $i -lt "$starts" ]; do
 	i=$((i + 1))
-	"$CLOCKD" -o page="$T/pub/page" -o socket_group="$NOBODY_GID" 2>"$T/race.log" &
+	# A log of its own: the shell truncates it in the child, after the
+	# fork, and the loop below must not read the last start's log.
+	log=$T/race-$i.log
+	"$CLOCKD" -o page="$T/pub/page" -o socket_group="$NOBODY_GID" 2>"$log" &
 	pid=$!
 	# Up to 30 s for it to serve or refuse (a loaded CI machine runs
 	# distcheck's suite beside this).
 	j=0
-	while kill -0 "$pid" 2>/dev/null && ! grep -q "control socket $T/pub/control" "$T/race.log" &&
+	while kill -0 "$pid" 2>/dev/null && ! grep -q "control socket $T/pub/control" "$log" &&
 		[ $j -lt 600 ]; do
 		sleep 0.05
 		j=$((j + 1))
@@ -81,14 +84,14 @@ while [ $i -lt "$starts" ]; do
 	wait "$pid"
 	rc=$?
 	pid=
-	if grep -q "control socket $T/pub/control" "$T/race.log"; then
+	if grep -q "control socket $T/pub/control" "$log"; then
 		served=$((served + 1))
-	elif [ $rc -eq 1 ] && grep -qi "refus\|symbolic link\|not a socket\|owned by uid" "$T/race.log"; then
+	elif [ $rc -eq 1 ] && grep -qi "refus\|symbolic link\|not a socket\|owned by uid" "$log"; then
 		refusals=$((refusals + 1))
 	else
 		other=$((other + 1))
 		echo "# start $i: exit status $rc$late, its log:"
-		sed 's/^/# clockd: /' "$T/race.log"
+		sed 's/^/# clockd: /' "$log"
 	fi
 	[ "$(stat -c '%u:%g %a' "$T/victim")" = "$victim_was" ] || turned=$((turned + 1))
 	# The daemon's own leftovers are root's: nobody cannot remove them.
