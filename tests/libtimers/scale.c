@@ -162,8 +162,11 @@ static void test_quota(void)
 		fired = 0;
 		for (int i = 0; i < 10; i++) {
 			clockd_timer_setup(&u[i], count, NULL);
-			if (clockd_add_timer(&u[i], clockd_get_jiffies_64() + 1) < 0)
+			if (clockd_add_timer(&u[i], clockd_get_jiffies_64() + 1) < 0) {
+				printf("# the child's clockd_add_timer %d: %s\n", i, strerror(errno));
+				fflush(stdout);
 				_exit(2);
+			}
 		}
 		_exit(td_wait_u64(&fired, 10, WAIT_NS) ? 0 : 3);
 	}
