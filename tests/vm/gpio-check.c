@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Edge events of a simulated GPIO line through clockd's own gpioline
- * backend (src/clockd/gpioline_v1.c or _v2.c, the libgpiod API this build
+ * backend (src/clockd/ticks/gpioline_v1.c or _v2.c, the libgpiod API this build
  * was configured for), the code the gpio tick driver runs: request both
  * edges on CHIP's line OFFSET, create READY_FILE so the guest starts
  * pulling the line (gpio-sim's sysfs "pull" attribute), then count events
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clockd/gpioline.h"
+#include "clockd/ticks/gpioline.h"
 #include "guest.h"
 
 #define FIRST_EDGE_WAIT_S 20	/* the guest shell is slow under TCG */

@@ -22,7 +22,7 @@ tests/vm/rtc-check: tests/vm/rtc-check.c
 # it). gpio-check runs clockd's own gpioline backend (v1 or v2).
 if HAVE_LIBGPIOD
 VM_GUEST += tests/vm/gpio-check
-tests/vm/gpio-check: tests/vm/gpio-check.c tests/vm/guest.h src/clockd/gpioline.h \
+tests/vm/gpio-check: tests/vm/gpio-check.c tests/vm/guest.h src/clockd/ticks/gpioline.h \
 		$(GPIOLINE_SOURCES) src/shared/log.c
 	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
 	$(CC) $(VM_GUEST_CFLAGS) $(LIBGPIOD_CFLAGS) -o $@ \
