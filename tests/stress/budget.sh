@@ -21,16 +21,7 @@ BUDGET=$top_builddir/tests/stress/budget
 secs=${BUDGET_S:-5}
 private_dir budget
 
-prio=
-[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
-# shellcheck disable=SC2086 # $prio is empty or two words
-"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
-pid=$!
-if ! serving; then
-	ok 1 "clockd starts"
-	echo "1..$n"
-	exit 1
-fi
+start_clockd
 out=$("$BUDGET" cpu "$pid" 0 "$secs")
 st=$?
 echo "# $out"

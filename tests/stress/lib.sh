@@ -58,3 +58,19 @@ serving() {
 	sed 's/^/# clockd: /' "$T/log"
 	return 1
 }
+
+# start_clockd: clockd on $T/page, its log in $T/log and its pid in $pid,
+# the tick thread at SCHED_FIFO as root (as in every daemon test); the
+# whole test fails and ends here if it does not come up serving.
+start_clockd() {
+	prio=
+	[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
+	# shellcheck disable=SC2086 # $prio is empty or two words
+	"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
+	pid=$!
+	if ! serving; then
+		ok 1 "clockd starts"
+		echo "1..$n"
+		exit 1
+	fi
+}

@@ -12,16 +12,7 @@ HOSTILE=$top_builddir/tests/stress/hostile
 rounds=${LOGFLOOD_ROUNDS:-2000}
 private_dir logflood
 
-prio=
-[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
-# shellcheck disable=SC2086 # $prio is empty or two words
-"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
-pid=$!
-if ! serving; then
-	ok 1 "clockd starts"
-	echo "1..$n"
-	exit 1
-fi
+start_clockd
 before=$(wc -l <"$T/log")
 ncpu=$(nproc)
 
