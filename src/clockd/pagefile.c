@@ -249,18 +249,7 @@ void pagefile_close(struct pagefile *pf)
 
 void pagefile_publish(struct pagefile *pf, const struct clockd_page_data *d, const void *tag)
 {
-	struct clockd_page_data *copy;
-	uint32_t seq;
-
-	/* Readers go to the other copy while we rewrite this one ... */
-	copy = latch_write_begin(pf->pg, &seq);
-	latch_store_data(copy, d);
-	STORE_RELAXED(&pf->tag[copy - pf->pg->data], tag);
-	/* ... then back to it (the release in latch_write_begin publishes the
-	 * stores above), while we bring the other copy up to date. */
-	copy = latch_write_begin(pf->pg, &seq);
-	latch_store_data(copy, d);
-	STORE_RELAXED(&pf->tag[copy - pf->pg->data], tag);
+	latch_publish_tagged(pf->pg, d, pf->tag, tag);
 }
 
 const struct clockd_page_data *pagefile_read_begin(const struct pagefile *pf, uint32_t *seq, const void **tag)

@@ -25,15 +25,25 @@ void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data
 	dst->pad1 = 0;
 }
 
+void latch_publish_tagged(struct clockd_page *pg, const struct clockd_page_data *d, const void **tags,
+			  const void *tag)
+{
+	/* Readers go to the other copy while we rewrite this one, then back
+	 * to it (the release in latch_write_begin publishes the stores
+	 * before it) while we bring the other copy up to date. */
+	for (int i = 0; i < 2; i++) {
+		uint32_t seq;
+		struct clockd_page_data *copy = latch_write_begin(pg, &seq);
+
+		latch_store_data(copy, d);
+		if (tags)
+			STORE_RELAXED(&tags[copy - pg->data], tag);
+	}
+}
+
 void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d)
 {
-	uint32_t seq;
-
-	/* Readers go to the other copy while we rewrite this one ... */
-	latch_store_data(latch_write_begin(pg, &seq), d);
-	/* ... then back to it (the release in latch_write_begin publishes the
-	 * stores above), while we bring the other copy up to date. */
-	latch_store_data(latch_write_begin(pg, &seq), d);
+	latch_publish_tagged(pg, d, NULL, NULL);
 }
 
 void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out)

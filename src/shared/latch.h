@@ -35,6 +35,10 @@ void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data
 
 /* Publish @d: both copies end up equal to it, readers never wait. */
 void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d);
+/* The same, storing @tag into @tags[i] (the writer's private word of copy
+ * i) with each copy, under the same sequence count. */
+void latch_publish_tagged(struct clockd_page *pg, const struct clockd_page_data *d, const void **tags,
+			  const void *tag);
 
 /* Reader side: one pass over the copy the writer is not rewriting.
  *

@@ -56,7 +56,7 @@ fi
 out=$(hits '(->|\.)pg\b' $(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c 2>/dev/null | grep -v '/pagefile\.c$'))
 [ -z "$out" ]; ok $? "no file of the daemon but pagefile.c touches the mapped page" "$out"
 
-out=$(hits '\b(latch_write_begin|latch_publish|latch_store_data|latch_store_words|seqcount_write_(begin|end))\(' \
+out=$(hits '\b(latch_write_begin|latch_publish(_tagged)?|latch_store_data|latch_store_words|seqcount_write_(begin|end))\(' \
 	$(ls "$src"/src/clockd/*.c "$src"/src/clockd/*/*.c "$src"/src/libclockd/*.c "$src"/src/clockctl/*.c 2>/dev/null |
 	  grep -v '/pagefile\.c$'))
 [ -z "$out" ]; ok $? "the latch and sequence-count writers are called from pagefile.c only" "$out"
