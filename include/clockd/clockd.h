@@ -69,6 +69,16 @@ union sigval {
 };
 #endif
 
+/*
+ * The coarse reads and jiffies are inline (see "Inline reads" at the end)
+ * with GCC or clang on x86-64 and arm64, unless CLOCKD_NO_INLINE is defined
+ * before this header is read.
+ */
+#if !defined(CLOCKD_NO_INLINE) && defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define CLOCKD_INLINE_READS 1
+#include <clockd/page.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -163,7 +173,7 @@ static inline int clockd_time_before_eq64(uint64_t a, uint64_t b)
 enum clockd_state {
 	CLOCKD_STATE_ABSENT = 0, /* no page, or not readable (see errno_hint) */
 	CLOCKD_STATE_LIVE = 1,   /* a daemon owns the page and updates it */
-	CLOCKD_STATE_STALE = 2,  /* the daemon is alive but silent */
+	CLOCKD_STATE_STALE = 2,  /* the daemon is alive but silent for stale_ns */
 	CLOCKD_STATE_GONE = 3    /* the daemon exited or died */
 };
 
@@ -175,6 +185,7 @@ enum clockd_state {
 struct clockd_status {
 	uint32_t state;      /* enum clockd_state */
 	int32_t errno_hint;  /* for ABSENT/STALE/GONE: the errno a read gets */
+			     /* (0 while a stale page is extrapolated) */
 	uint32_t hz;
 	uint32_t flags;      /* CLOCKD_PAGE_* from <clockd/page.h> */
 	uint64_t generation; /* daemon starts on this page */
@@ -193,6 +204,8 @@ struct clockd_status {
 	char source[32];
 	char tick[32];
 	char page_path[256];
+	/* since 0.4 */
+	uint64_t extrapolate_ns; /* fine reads extrapolate this long past an update */
 };
 
 /* Size of the first version of struct clockd_status (0.1). */
@@ -485,6 +498,97 @@ int clockd_set_fallback(int enable);
 
 /* The library's version string, e.g. "0.1.0". */
 const char *clockd_version(void);
+
+/*
+ * The out-of-line halves of the inline reads below (since 0.4; not to be
+ * called directly): clockd_get_jiffies_64() and clockd_clock_gettime(@id),
+ * which also store in *@cache where the page is mapped now.
+ */
+struct clockd_page;
+uint64_t clockd_jiffies_slow_(const struct clockd_page **cache);
+int clockd_coarse_slow_(clockid_t id, struct timespec *ts, const struct clockd_page **cache);
+
+#ifdef CLOCKD_INLINE_READS
+/*
+ * Inline reads. clockd_get_jiffies_64(), clockd_jiffies() and
+ * clockd_clock_gettime() of a constant CLOCKD_MONOTONIC_COARSE or
+ * CLOCKD_REALTIME_COARSE are a latch read of the mapped page in the
+ * caller, as the kernel's vDSO coarse read but with no call: they return
+ * the last tick's values while the daemon owning the page lives and has
+ * raised no alarm. The first read in each file, and every read the page
+ * cannot serve (none mapped yet, its daemon gone or alarmed), calls the
+ * library, which also tells the file where the page is; results, errors
+ * and errno are the library's. The page layout they read is the public,
+ * versioned ABI of <clockd/page.h>, and a page a daemon replaced stays
+ * mapped, so a cached pointer never dangles.
+ */
+static const struct clockd_page *clockd_page_cache_ __attribute__((__unused__));
+
+/* The daemon owning @pg is alive and has raised no alarm (page.h). */
+static __inline__ __attribute__((__always_inline__)) int clockd_page_live_(const struct clockd_page *pg)
+{
+	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)pg->writer_lock, __ATOMIC_RELAXED);
+
+	return (w & CLOCKD_PAGE_OWNER_TID_MASK) != 0 && !(w & CLOCKD_PAGE_OWNER_DIED) &&
+	       __atomic_load_n(&pg->alarm, __ATOMIC_RELAXED) == 0;
+}
+
+static __inline__ __attribute__((__always_inline__)) uint64_t clockd_get_jiffies_64_inline_(void)
+{
+	const struct clockd_page *pg = __atomic_load_n(&clockd_page_cache_, __ATOMIC_ACQUIRE);
+	uint64_t j;
+	uint32_t seq;
+
+	if (__builtin_expect(pg != 0, 1)) {
+		do {
+			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+			j = __atomic_load_n(&pg->data[seq & 1].jiffies_64, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		if (__builtin_expect(clockd_page_live_(pg), 1))
+			return j;
+	}
+	return clockd_jiffies_slow_(&clockd_page_cache_);
+}
+
+static __inline__ __attribute__((__always_inline__)) int clockd_coarse_inline_(clockid_t id, struct timespec *ts)
+{
+	const struct clockd_page *pg = __atomic_load_n(&clockd_page_cache_, __ATOMIC_ACQUIRE);
+	const struct clockd_page_data *d;
+	int64_t sec;
+	uint32_t nsec, seq;
+
+	if (__builtin_expect(pg != 0 && ts != 0, 1)) {
+		do {
+			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+			d = &pg->data[seq & 1];
+			if (id == CLOCKD_MONOTONIC_COARSE) {
+				sec = __atomic_load_n(&d->coarse_mono_sec, __ATOMIC_RELAXED);
+				nsec = __atomic_load_n(&d->coarse_mono_nsec, __ATOMIC_RELAXED);
+			} else {
+				sec = __atomic_load_n(&d->xtime_sec, __ATOMIC_RELAXED);
+				nsec = __atomic_load_n(&d->xtime_nsec, __ATOMIC_RELAXED);
+			}
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		if (__builtin_expect(clockd_page_live_(pg) && nsec < 1000000000u, 1)) {
+			ts->tv_sec = (time_t)sec;
+			ts->tv_nsec = (long)nsec;
+			return 0;
+		}
+	}
+	return clockd_coarse_slow_(id, ts, &clockd_page_cache_);
+}
+
+#define clockd_get_jiffies_64() clockd_get_jiffies_64_inline_()
+#define clockd_jiffies() ((uint32_t)clockd_get_jiffies_64_inline_())
+/* Only a constant coarse id is inline; (clockd_clock_gettime) is the
+ * library's function. */
+#define clockd_clock_gettime(id, ts)                                                               \
+	(__builtin_constant_p(id) && ((id) == CLOCKD_MONOTONIC_COARSE || (id) == CLOCKD_REALTIME_COARSE) \
+		 ? clockd_coarse_inline_((id), (ts))                                                 \
+		 : (clockd_clock_gettime)((id), (ts)))
+#endif /* CLOCKD_INLINE_READS */
 
 #ifdef __cplusplus
 }

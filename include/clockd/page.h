@@ -29,8 +29,8 @@
  * the copy that seq designates complete.
  *
  * Alarm: the daemon sets alarm (CLOCKD_ALARM_*) when it knows the page is
- * not being kept (its tick stopped, its source failed) and clears it when
- * it recovers; readers then fail with ESTALE.
+ * not being kept (no update for extrapolate_ns, its source failed) and
+ * clears it when it recovers; readers then fail with ESTALE.
  *
  * Writer liveness: writer_lock holds a robust, process-shared futex word
  * owned by the daemon for its whole life (the kernel's robust-futex ABI,
@@ -55,7 +55,7 @@
 #define CLOCKD_PAGE_STOPPING (1u << 3) /* the daemon is shutting down cleanly */
 
 /* page->alarm bits */
-#define CLOCKD_ALARM_TICK_STOPPED (1u << 0) /* no update for stale_ns */
+#define CLOCKD_ALARM_TICK_STOPPED (1u << 0) /* no update for extrapolate_ns */
 #define CLOCKD_ALARM_SOURCE (1u << 1)       /* the clocksource failed */
 
 /* writer_lock word */
@@ -127,8 +127,11 @@ struct clockd_page_device {
  * Time at counter value c, for a clock with base (sec, snsec):
  *     ns = snsec + ((c - cycle_last) & mask) * mult;   (units: ns << shift)
  *     time = sec + (ns >> shift) / 1e9 s, (ns >> shift) % 1e9 ns
- * valid while ((c - cycle_last) & mask) <= max_cycles; beyond it the page is
- * stale (and the product could overflow). CLOCKD_MONOTONIC_RAW uses raw_mult,
+ * valid while ((c - cycle_last) & mask) <= max_cycles, the extrapolation
+ * bound (header extrapolate_ns, in counter cycles): a reader extrapolates
+ * that far past the last update, as the vDSO does, whether or not the
+ * daemon is late; beyond it the page is stale (and the product could
+ * overflow). CLOCKD_MONOTONIC_RAW uses raw_mult,
  * which discipline never changes.
  */
 struct clockd_page_data {
@@ -174,7 +177,7 @@ struct clockd_page {
 	uint64_t generation; /* bumped at every daemon start */
 	uint32_t flags;      /* CLOCKD_PAGE_* */
 	uint32_t tick_ns;    /* tick period in ns, rounded up */
-	uint64_t stale_ns;   /* a reader calls the page stale after this */
+	uint64_t stale_ns;   /* clockd_status() calls a page this old STALE */
 	int64_t start_mono_ns;    /* CLOCKD_MONOTONIC when this daemon started */
 	uint64_t jiffies_base;    /* jiffies_64 at jiffies_epoch_ns */
 	int64_t jiffies_epoch_ns; /* CLOCKD_MONOTONIC of tick 0 (ns) */
@@ -186,7 +189,9 @@ struct clockd_page {
 	uint32_t pad0;
 	char vclock_path[64];     /* device a client maps or opens for */
 				  /* CLOCKD_VCLOCK_HPET and _PHC */
-	uint64_t reserved0[4];
+	uint64_t extrapolate_ns;  /* fine reads extrapolate this long past */
+				  /* an update (0: stale_ns, an older daemon) */
+	uint64_t reserved0[3];
 	/* 256: latch sequence and writer liveness, one cache line */
 	uint32_t seq;
 	uint32_t alarm; /* nonzero: the daemon distrusts its own page */
@@ -271,7 +276,8 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page, tick, 120);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, pid, 152);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, pad0, 156);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, vclock_path, 160);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 224);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, extrapolate_ns, 224);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page, reserved0, 232);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 256);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, alarm, 260);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, writer_lock, 264);

@@ -160,10 +160,12 @@ static void watchdog_ping(struct clockd *cd, int64_t now)
 
 /*
  * The tick thread's watchdog, every half stale limit (at least 100 ms): if
- * the page has not been updated for stale_ns (a hung device), raise the
- * page's alarm so every reader fails with ESTALE instead of reading old
- * time; clear it when ticks resume. STATUS= follows the alarm, and only a
- * check that saw progress pings systemd's watchdog.
+ * the page has not been updated for the extrapolation bound (a hung
+ * device, a thread starved that long), raise the page's alarm so every
+ * reader fails with ESTALE instead of reading time extrapolated too far;
+ * clear it when ticks resume. A shorter silence is not an alarm: readers
+ * extrapolate through it, as from the vDSO. STATUS= follows the alarm, and
+ * only a check that saw progress pings systemd's watchdog.
  */
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
@@ -183,7 +185,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 		watchdog_ping(cd, now);
 		return;
 	}
-	if (now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns &&
+	if (now - cd->watch_progress_ns > (int64_t)cd->tk.extrap_max_ns &&
 	    !(pagefile_alarm_raise(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED)) {
 		log_warnx("tick: no update for %lld ms; alarm raised, readers get ESTALE",
 			  (long long)((now - cd->watch_progress_ns) / 1000000));

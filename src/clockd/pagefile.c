@@ -291,6 +291,11 @@ void pagefile_set_rate(struct pagefile *pf, uint32_t hz, uint32_t tick_ns, uint6
 	STORE_RELAXED(&pf->pg->stale_ns, stale_ns);
 }
 
+void pagefile_set_extrapolate(struct pagefile *pf, uint64_t extrapolate_ns)
+{
+	STORE_RELAXED(&pf->pg->extrapolate_ns, extrapolate_ns);
+}
+
 void pagefile_set_start(struct pagefile *pf, int64_t start_mono_ns)
 {
 	STORE_RELAXED(&pf->pg->start_mono_ns, start_mono_ns);

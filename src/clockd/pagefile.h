@@ -74,6 +74,7 @@ bool pagefile_read_retry(const struct pagefile *pf, uint32_t seq);
 /* Header fields. */
 void pagefile_set_epoch(struct pagefile *pf, uint64_t generation, uint64_t initial_jiffies);
 void pagefile_set_rate(struct pagefile *pf, uint32_t hz, uint32_t tick_ns, uint64_t stale_ns);
+void pagefile_set_extrapolate(struct pagefile *pf, uint64_t extrapolate_ns);
 void pagefile_set_start(struct pagefile *pf, int64_t start_mono_ns);
 void pagefile_set_jiffies_epoch(struct pagefile *pf, uint64_t jiffies_base, int64_t epoch_ns);
 /* Names are cut to their fields and NUL-terminated. */

@@ -43,6 +43,7 @@ void params_from_config(const struct clockd_config *cfg, struct clockd_params *p
 		.hz = cfg->hz,
 		.jiffies_wrap_after = cfg->jiffies_wrap_after,
 		.stale_after_ms = cfg->stale_after_ms,
+		.extrapolate_max_s = cfg->extrapolate_max_s,
 		.stall_ticks = cfg->stall_ticks,
 		.source_recover_s = cfg->source_recover_s,
 	};

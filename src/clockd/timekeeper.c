@@ -140,14 +140,31 @@ static void base_reshift(struct tk_base *b, uint32_t from, uint32_t to)
 }
 
 /*
+ * How far readers extrapolate past an update: the configured bound, cut to
+ * a quarter of the counter's wrap (a delta past half the wrap reads as a
+ * counter behind cycle_last). Published in cycles per copy (max_cycles)
+ * and in ns in the header.
+ */
+static void tk_set_bound(struct timekeeper *tk, uint64_t freq_hz)
+{
+	uint64_t cycles = (uint64_t)((unsigned __int128)tk->extrap_max_ns * freq_hz / NSEC_PER_SEC);
+
+	if (cycles > tk->cs->mask >> 2)
+		cycles = tk->cs->mask >> 2;
+	tk->max_cycles = cycles;
+	tk->extrap_ns = (uint64_t)((unsigned __int128)cycles * NSEC_PER_SEC / freq_hz);
+	pagefile_set_extrapolate(tk->pf, tk->extrap_ns);
+}
+
+/*
  * Counter rate to mult/shift: exact to the last bit for a delta up to twice
- * the stale limit (at least 16 s); the daemon itself uses 128-bit products,
- * so a stalled daemon cannot overflow. The bases are re-expressed in the
- * new shift.
+ * the extrapolation bound (at least 16 s), so that no reader's 64-bit
+ * product overflows; the daemon itself uses 128-bit products, so a stalled
+ * daemon cannot overflow. The bases are re-expressed in the new shift.
  */
 static int tk_use_source(struct timekeeper *tk, struct clocksource *cs)
 {
-	uint64_t span = tk->stale_ns * 2 > 16 * NSEC_PER_SEC ? tk->stale_ns * 2 : 16 * NSEC_PER_SEC;
+	uint64_t span = tk->extrap_max_ns * 2 > 16 * NSEC_PER_SEC ? tk->extrap_max_ns * 2 : 16 * NSEC_PER_SEC;
 	uint64_t overflow_cycles = (uint64_t)((unsigned __int128)span * cs->freq_hz / NSEC_PER_SEC);
 	uint32_t mult, shift;
 
@@ -165,7 +182,7 @@ static int tk_use_source(struct timekeeper *tk, struct clocksource *cs)
 	tk->raw_mult = mult;
 	tk->mult = adjusted_mult(mult, tk->adj_ppb);
 	tk->shift = shift;
-	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * cs->freq_hz / NSEC_PER_SEC);
+	tk_set_bound(tk, cs->freq_hz);
 	tk->still_ns = 0;
 	tk->fault = CLOCKD_FAULT_NONE;
 	pagefile_set_source(tk->pf, cs->ops->name, cs->vclock_path);
@@ -219,7 +236,7 @@ static void tk_set_rate(struct timekeeper *tk, uint64_t freq_hz)
 
 	tk->cs->freq_hz = freq_hz;
 	tk_set_mults(tk, raw_m, adjusted_mult(raw_m, tk->adj_ppb));
-	tk->max_cycles = (uint64_t)((unsigned __int128)tk->stale_ns * freq_hz / NSEC_PER_SEC);
+	tk_set_bound(tk, freq_hz);
 }
 
 void tk_set_freq(struct timekeeper *tk, int64_t ppb)
@@ -301,12 +318,14 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, uint64_t 
 		int64_t gap = kmono - (int64_t)p->kernel_mono_ns;
 
 		/* Readers extrapolate from the last update for at most
-		 * stale_ns (then they report ESTALE), at a rate within 0.1 %
-		 * of the kernel's: that much margin keeps every value they
-		 * saw behind the new start. */
+		 * extrapolate_ns (then they report ESTALE), at a rate within
+		 * 0.1 % of the kernel's: that much margin keeps every value
+		 * they saw behind the new start. */
+		int64_t bound = (int64_t)(old->extrapolate_ns ? old->extrapolate_ns : old->stale_ns);
+
 		if (!pf->same_boot || gap < 0)
-			gap = (int64_t)old->stale_ns;
-		gap += (gap < (int64_t)old->stale_ns ? gap : (int64_t)old->stale_ns) / 1000 + 1000;
+			gap = bound;
+		gap += (gap < bound ? gap : bound) / 1000 + 1000;
 		mono = old_mono + gap;
 		base_set_ns(tk, &tk->raw, old_raw + gap);
 		generation = old->generation + 1;
@@ -338,6 +357,9 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs, 
 	tk->stale_ns = (uint64_t)p->stale_after_ms * 1000000;
 	if (tk->stale_ns < 3ull * tick_period_ns_ceil(tk->hz))
 		tk->stale_ns = 3ull * tick_period_ns_ceil(tk->hz);
+	tk->extrap_max_ns = (uint64_t)p->extrapolate_max_s * NSEC_PER_SEC;
+	if (tk->extrap_max_ns < tk->stale_ns)
+		tk->extrap_max_ns = tk->stale_ns;
 	tk->stall_limit_ns = (int64_t)p->stall_ticks * (int64_t)tick_period_ns_ceil(tk->hz);
 	tk->recover_ns = (int64_t)p->source_recover_s * (int64_t)NSEC_PER_SEC;
 	if (tk_use_source(tk, cs) < 0)
@@ -433,7 +455,7 @@ static uint32_t check_counter(const struct timekeeper *tk, uint64_t delta, int64
 		snprintf(why, whylen, "the counter moved %lld ns in %lld ns of kernel time", (long long)delta_ns,
 			 (long long)elapsed);
 		if (tk->cs->vclock_mode != CLOCKD_VCLOCK_NONE)
-			*ahead_ns = delta_ns > (int64_t)tk->stale_ns ? (int64_t)tk->stale_ns : delta_ns;
+			*ahead_ns = delta_ns > (int64_t)tk->extrap_ns ? (int64_t)tk->extrap_ns : delta_ns;
 		return CLOCKD_FAULT_STEPPED;
 	}
 	return CLOCKD_FAULT_NONE;

@@ -33,7 +33,8 @@
 struct tk_params {
 	uint32_t hz;
 	uint64_t jiffies_wrap_after; /* s: the 32-bit jiffies wrap this long after start */
-	uint32_t stale_after_ms;     /* readers' stale limit (at least 3 ticks) */
+	uint32_t stale_after_ms;     /* status' stale limit (at least 3 ticks) */
+	uint32_t extrapolate_max_s;  /* readers' extrapolation bound, at most */
 	uint32_t stall_ticks;        /* tick periods the counter may stand still */
 	uint32_t source_recover_s;   /* probation of a faulted source; 0: none */
 };
@@ -60,8 +61,10 @@ struct timekeeper {
 	uint32_t hz;
 	uint64_t cycle_last;
 	uint32_t mult, raw_mult, shift;
-	uint64_t max_cycles;     /* stale limit in cycles (for readers) */
-	uint64_t stale_ns;
+	uint64_t max_cycles;     /* extrap_ns in cycles (for readers) */
+	uint64_t stale_ns;       /* clockd_status() calls the page stale */
+	uint64_t extrap_max_ns;  /* configured bound of extrapolation */
+	uint64_t extrap_ns;      /* readers extrapolate this long: published */
 	struct tk_base mono, real, raw;
 	uint64_t jiffies_base;   /* jiffies_64 at tick 0 of this epoch */
 	int64_t jiffies_epoch_ns; /* monotonic ns of tick 0 */

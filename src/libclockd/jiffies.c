@@ -30,6 +30,18 @@ CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
 	return j;
 }
 
+/* The out-of-line half of the inline read (clockd.h): tell the caller's
+ * file where the page is, even when it cannot serve (it then comes here
+ * every time, as it should). */
+CLOCKD_EXPORT uint64_t clockd_jiffies_slow_(const struct clockd_page **cache)
+{
+	uint64_t j = clockd_get_jiffies_64();
+
+	if (cache)
+		__atomic_store_n(cache, __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	return j;
+}
+
 CLOCKD_EXPORT uint32_t clockd_jiffies(void)
 {
 	return (uint32_t)clockd_get_jiffies_64();

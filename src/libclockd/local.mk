@@ -18,6 +18,8 @@ src_libclockd_libclockd_core_la_SOURCES = \
 	src/libclockd/timerstats.c \
 	src/libclockd/sleep.c
 src_libclockd_libclockd_core_la_LIBADD = src/shared/libshared-client.la -lpthread
+# The library defines what <clockd/clockd.h> would inline.
+src_libclockd_libclockd_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DCLOCKD_NO_INLINE
 src_libclockd_libclockd_la_SOURCES =
 src_libclockd_libclockd_la_LIBADD = src/libclockd/libclockd-core.la
 src_libclockd_libclockd_la_LDFLAGS = \
@@ -35,6 +37,7 @@ EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in
 # It is no library to link with: it goes in $(pkglibdir), $(libdir)/clockd.
 pkglib_LTLIBRARIES += src/libclockd/libclockd-preload.la
 src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c
+src_libclockd_libclockd_preload_la_CPPFLAGS = $(AM_CPPFLAGS) -DCLOCKD_NO_INLINE
 src_libclockd_libclockd_preload_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/src/libclockd/preload.sym \
 	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_getres -Wl,--wrap=clock_nanosleep \

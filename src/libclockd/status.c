@@ -79,6 +79,9 @@ static void status_fill(struct clockd_status *st)
 	st->xtime_nsec = d.xtime_nsec;
 	st->age_ns = wrap_sub(kmono, (int64_t)d.kernel_mono_ns);
 	st->stale_ns = LOAD_RELAXED(&pg->stale_ns);
+	st->extrapolate_ns = LOAD_RELAXED(&pg->extrapolate_ns);
+	if (!st->extrapolate_ns) /* a daemon older than 0.4 */
+		st->extrapolate_ns = st->stale_ns;
 	st->initial_jiffies = LOAD_RELAXED(&pg->initial_jiffies);
 	st->freq_ppb = d.freq_ppb;
 	st->offset_ns = d.offset_ns;
@@ -89,8 +92,11 @@ static void status_fill(struct clockd_status *st)
 		st->state = CLOCKD_STATE_GONE;
 		st->errno_hint = ESTALE;
 	} else if (LOAD_RELAXED(&pg->alarm) || st->age_ns > (int64_t)st->stale_ns) {
+		/* Silent, but the fine reads extrapolate (and the coarse
+		 * ones return the last tick) up to extrapolate_ns. */
 		st->state = CLOCKD_STATE_STALE;
-		st->errno_hint = ESTALE;
+		if (LOAD_RELAXED(&pg->alarm) || st->age_ns > (int64_t)st->extrapolate_ns)
+			st->errno_hint = ESTALE;
 	} else {
 		st->state = CLOCKD_STATE_LIVE;
 	}

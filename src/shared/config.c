@@ -147,7 +147,10 @@ const struct config_key config_table[] = {
 	{ "page", CFG_PATH, "/run/clockd/page", 0, 0, NULL, FIELD(page),
 	  "path of the shared time page (clients: $CLOCKD_SHM)" },
 	{ "stale_after_ms", CFG_UINT, "100", 1, 3600000, NULL, FIELD(stale_after_ms),
-	  "readers call the page stale when not updated for this long (at least 3 ticks)" },
+	  "clockd_status() and clockctl call the page stale when not updated for this long (at least 3 ticks)" },
+	{ "extrapolate_max_s", CFG_UINT, "10", 1, 3600, NULL, FIELD(extrapolate_max_s),
+	  "fine reads extrapolate this long past the last update before they fail with ESTALE "
+	  "(at most half the counter's wrap, at least stale_after_ms)" },
 	{ "tsc_calibrate_ms", CFG_UINT, "100", 10, 10000, NULL, FIELD(tsc_calibrate_ms),
 	  "first measurement of the TSC rate against CLOCK_MONOTONIC_RAW, in ms" },
 	{ "log_level", CFG_CHOICE, "info", 0, 0, log_level_choices, FIELD(log_level),

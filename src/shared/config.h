@@ -41,6 +41,7 @@ struct clockd_config {
 	char tick[32];               /* tick */
 	char page[256];              /* page */
 	uint32_t stale_after_ms;     /* stale_after_ms */
+	uint32_t extrapolate_max_s;  /* extrapolate_max_s */
 	uint32_t tsc_calibrate_ms;   /* tsc_calibrate_ms */
 	char log_level[16];          /* log_level */
 	uint32_t stall_ticks;        /* stall_ticks */

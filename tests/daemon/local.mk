@@ -31,6 +31,16 @@ tests_daemon_errno_LDADD = src/libclockd/libclockd.la src/shared/libshared.la te
 tests_daemon_probe_SOURCES = tests/daemon/probe.c
 tests_daemon_probe_LDADD = src/libclockd/libclockd.la src/shared/libshared.la
 
+# Readers through a stopped daemon (issue #15): stall.sh stops it for
+# 300 ms and 3 s (within the extrapolation bound), beyond.sh past a 1 s
+# bound; tests/stress/busy.sh runs the readers beside a busy loop per CPU.
+check_PROGRAMS += tests/daemon/stall
+tests_daemon_stall_SOURCES = tests/daemon/stall.c
+tests_daemon_stall_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_daemon_stall_LDADD = src/libclockd/libclockd.la tests/libtap.la -lpthread
+TESTS += tests/daemon/stall.sh tests/daemon/beyond.sh
+EXTRA_DIST += tests/daemon/stall.sh tests/daemon/beyond.sh
+
 # threads.sh: the daemon's main, tick and reference threads through
 # faults and fallbacks; under the TSan variant (make check-tsan) TSan must
 # report nothing.

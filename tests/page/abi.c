@@ -74,7 +74,8 @@
 	F(clockd_page, pid, 152, 4) \
 	F(clockd_page, pad0, 156, 4) \
 	F(clockd_page, vclock_path, 160, 64) \
-	F(clockd_page, reserved0, 224, 32) \
+	F(clockd_page, extrapolate_ns, 224, 8) \
+	F(clockd_page, reserved0, 232, 24) \
 	F(clockd_page, seq, 256, 4) \
 	F(clockd_page, alarm, 260, 4) \
 	F(clockd_page, writer_lock, 264, 56) \

@@ -37,7 +37,8 @@ TESTS += tests/stress/clientstats.sh
 EXTRA_DIST += tests/stress/clientstats.sh
 # paths.sh: foreign and writable page and socket directories refused, and
 # a symlink race loop as nobody against a root daemon.
-TESTS += tests/stress/paths.sh
+TESTS += tests/stress/paths.sh tests/stress/busy.sh
+EXTRA_DIST += tests/stress/busy.sh
 EXTRA_DIST += tests/stress/paths.sh
 # budget.sh: two clients with 1000 periodic timers of 1 us each against a
 # well-behaved one (CPU and lateness), and one user's clients against
