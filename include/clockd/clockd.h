@@ -19,10 +19,18 @@
  *           daemon writes (nanoseconds out of range, seconds overflowing)
  *   ENAMETOOLONG  $CLOCKD_SHM is 256 bytes or longer
  *   ESTALE  the daemon that wrote the page is gone (exited or killed), has
- *           raised the page's alarm (its tick stopped), or, for the fine
- *           clocks, has not updated it within its stale limit
- *           (page->stale_ns). Other errors of open(2) and mmap(2) on the
- *           page pass through.
+ *           raised the page's alarm (its source faulted, or no update
+ *           for the extrapolation bound), or, for the fine clocks, has
+ *           not updated it within that bound (page->extrapolate_ns,
+ *           clockd.conf extrapolate_max_s, 10 s by default). Other errors
+ *           of open(2) and mmap(2) on the page pass through.
+ *
+ * Stale is not gone: while its daemon lives, a page the daemon is late to
+ * update is read as the kernel's vDSO reads its own: the fine clocks are
+ * extrapolated from the counter and the last update (never backward,
+ * with the ordering below), the coarse clocks and jiffies keep the last
+ * tick's values, and the daemon's next update publishes the time and
+ * jiffies of that moment, never less than anything read.
  *
  * Fallback: after clockd_set_fallback(1), a read that would fail with
  * ENOENT, EACCES, EPROTO or ESTALE instead returns the kernel's clock of the
@@ -104,7 +112,8 @@ extern "C" {
  * passed to the kernel's clock_gettime() unchanged (so this is a drop-in
  * replacement). The fine clocks (REALTIME, MONOTONIC, MONOTONIC_RAW) have
  * nanosecond resolution when this CPU may read the daemon's counter, tick
- * resolution otherwise. The coarse clocks are the values of the last tick.
+ * resolution otherwise. The coarse clocks are the values of the last tick
+ * (inline with a constant id, see "Inline reads" at the end).
  */
 int clockd_clock_gettime(clockid_t id, struct timespec *ts);
 

@@ -200,8 +200,9 @@ void ctl_explain(const struct clockd_status *st)
 	switch (st->state) {
 	case CLOCKD_STATE_STALE:
 		ctl_error("time page %s: stale (no update for %" PRId64 " ms, limit %" PRIu64 " ms): "
-			  "the daemon (pid %" PRIu32 ") is alive but silent",
-			  st->page_path, st->age_ns / 1000000, st->stale_ns / 1000000, st->pid);
+			  "the daemon (pid %" PRIu32 ") is alive but silent%s",
+			  st->page_path, st->age_ns / 1000000, st->stale_ns / 1000000, st->pid,
+			  st->errno_hint ? "" : " (fine reads are extrapolated meanwhile)");
 		break;
 	case CLOCKD_STATE_GONE:
 		ctl_error("time page %s: gone: its daemon (pid %" PRIu32 ") exited or was killed",

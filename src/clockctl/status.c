@@ -113,8 +113,8 @@ static void status_text(const struct clockd_status *st)
 	print_xtime(st);
 	FIELD("generation", "%" PRIu64, st->generation);
 	FIELD("uptime", "%s s", ctl_fmt_ns(num, sizeof(num), st->uptime_ns));
-	FIELD("last update", "%.3f ms ago (stale after %.3f ms)", (double)st->age_ns / 1e6,
-	      (double)st->stale_ns / 1e6);
+	FIELD("last update", "%.3f ms ago (stale after %.3f ms, reads extrapolated for %.3f s)",
+	      (double)st->age_ns / 1e6, (double)st->stale_ns / 1e6, (double)st->extrapolate_ns / 1e9);
 	print_flags(st->flags);
 	FIELD("vclock", "%s", vclock_name(st->vclock_mode));
 	FIELD("discipline", "offset %+" PRId64 " ns, frequency %+.3f ppm", st->offset_ns,
@@ -156,6 +156,7 @@ static void status_json(const struct ctl *ctl, const struct clockd_status *st)
 		ctl_json_add_time(o, "uptime", st->uptime_ns);
 		ctl_json_add_time(o, "age", st->age_ns);
 		json_object_object_add(o, "stale_ns", json_object_new_uint64(st->stale_ns));
+		json_object_object_add(o, "extrapolate_ns", json_object_new_uint64(st->extrapolate_ns));
 		json_object_object_add(o, "flags", flags_json(st->flags));
 		json_object_object_add(o, "vclock", json_object_new_string(vclock_name(st->vclock_mode)));
 		json_object_object_add(o, "offset_ns", json_object_new_int64(st->offset_ns));

@@ -56,6 +56,7 @@ struct clockd {
 	struct event *ev_term, *ev_int, *ev_hup, *ev_watch;
 	uint64_t watch_updates;   /* tk.updates at the last progress seen */
 	int64_t watch_progress_ns; /* kernel CLOCK_MONOTONIC of that */
+	bool watch_stalled;        /* no update for stale_ns: said so (STATUS=) */
 	uint64_t watch_period_ns;  /* how often on_watch runs */
 	uint64_t wd_interval_ns;   /* WATCHDOG=1 this often while ticking; 0: off */
 	int64_t wd_last_ns;        /* the last WATCHDOG=1 */
@@ -178,19 +179,27 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 		cd->watch_progress_ns = now;
 		/* Atomic read-modify-write: the tick thread sets and clears
 		 * the source bit of the same word meanwhile. */
-		if (pagefile_alarm_clear(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED) {
+		if (pagefile_alarm_clear(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED)
 			log_notice("tick: ticking again; alarm cleared");
+		else if (cd->watch_stalled)
+			log_notice("tick: ticking again");
+		if (cd->watch_stalled)
 			notify_status(cd, "live");
-		}
+		cd->watch_stalled = false;
 		watchdog_ping(cd, now);
 		return;
 	}
-	if (now - cd->watch_progress_ns > (int64_t)cd->tk.extrap_max_ns &&
-	    !(pagefile_alarm_raise(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED)) {
-		log_warnx("tick: no update for %lld ms; alarm raised, readers get ESTALE",
-			  (long long)((now - cd->watch_progress_ns) / 1000000));
+	if (now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns && !cd->watch_stalled) {
+		cd->watch_stalled = true;
+		log_warnx("tick: no update for %lld ms; readers extrapolate for up to %llu ms",
+			  (long long)((now - cd->watch_progress_ns) / 1000000),
+			  (unsigned long long)(cd->tk.extrap_max_ns / 1000000));
 		notify_status(cd, "tick stalled");
 	}
+	if (now - cd->watch_progress_ns > (int64_t)cd->tk.extrap_max_ns &&
+	    !(pagefile_alarm_raise(&cd->pf, CLOCKD_ALARM_TICK_STOPPED) & CLOCKD_ALARM_TICK_STOPPED))
+		log_warnx("tick: no update for %lld ms, past the extrapolation bound; alarm raised, readers get ESTALE",
+			  (long long)((now - cd->watch_progress_ns) / 1000000));
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)

@@ -203,9 +203,9 @@ static bool status_bad_args(void)
 	if (r != -1 || errno != EFAULT)
 		return fail(errno, "clockd_status(NULL): returned %d", r);
 	errno = 0;
-	r = clockd_status(&st, sizeof(st) - 1);
+	r = clockd_status(&st, CLOCKD_STATUS_SIZE_V1 - 1);
 	if (r != -1 || errno != EINVAL)
-		return fail(errno, "clockd_status(size - 1): returned %d", r);
+		return fail(errno, "clockd_status(first version's size - 1): returned %d", r);
 	errno = 0;
 	r = clockd_status(&st, 0);
 	return r == -1 && errno == EINVAL ? true : fail(errno, "clockd_status(size 0): returned %d", r);

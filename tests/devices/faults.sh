@@ -112,11 +112,12 @@ until_stale() {
 	return 1
 }
 
-# A tick device with no fallback that stalls for a while: readers get
-# ESTALE, then it is taken back.
+# A tick device with no fallback that stalls for a while: readers
+# extrapolate for the bound (1 s here), then get ESTALE, then it is taken
+# back.
 if start_daemon "$T/recover.log" -o hz=100 -o source=posix -o tick=sim -o stall_ticks=5 \
-	-o "sim_script=1s stall 3s"; then
-	# The page is stale by its age first (fine reads fail); every read
+	-o extrapolate_max_s=1 -o "sim_script=1s stall 3s"; then
+	# Past the bound the fine reads fail by the page's age; every read
 	# fails once the watchdog raises the alarm, within a watchdog period.
 	until_stale recover
 	ok $? "recover: during the stall every read fails with ESTALE"
