@@ -11,10 +11,10 @@ EXTRA_DIST += build-aux/tap-driver.sh
 # The TSan variant: a build configured with --enable-tsan runs the threaded
 # tests (smaller: TSan is slow); a data race fails them (TSan's exit status
 # 66, reported by the TAP driver). build-aux/ci.sh runs it in build-tsan.
-TSAN_TESTS = tests/page/torture tests/ring/stress tests/timers/base tests/daemon/threads.sh
+TSAN_TESTS = tests/page/torture tests/ring/stress tests/timers/base tests/timers/rearm tests/daemon/threads.sh
 check-tsan:
 if TSAN
-	TORTURE_READS=1000000 RING_STRESS_RECORDS=1000000 BASE_EXPIRIES=50000 BASE_MANY=100000 \
+	TORTURE_READS=1000000 RING_STRESS_RECORDS=1000000 BASE_EXPIRIES=50000 BASE_MANY=100000 REARM_N=100000 \
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 		$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(TSAN_TESTS)"
 else

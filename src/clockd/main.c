@@ -29,6 +29,7 @@
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/references/reference.h"
+#include "clockd/rtsched.h"
 #include "clockd/ticks/gpioline.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
@@ -78,6 +79,7 @@ struct clockd {
 	struct exporter ex;
 	struct timer_bases *tb;
 	struct ctlserver *srv;
+	struct rtsched_prio prio;  /* tick/timer_priority as rtsched_settle left them */
 };
 
 static void usage(FILE *out)
@@ -647,7 +649,7 @@ static void timers_start(struct clockd *cd)
 	const struct clockd_config *cfg = &cd->cfg;
 	struct tb_params tp = {
 		.clock = { .now_ns = bases_now_ns, .jiffies = bases_jiffies, .ctx = &cd->tk },
-		.priority = (int)cfg->timer_priority,
+		.priority = (int)cd->prio.timer,
 		.hz = cfg->hz,
 		.ring_slots = cfg->timer_ring_slots,
 		.max_timers = cfg->client_max_timers,
@@ -741,6 +743,16 @@ static void open_clock(struct clockd *cd)
 	cd->tick_name = td->ops->name;
 }
 
+/* SCHED_FIFO for the tick and timer threads, or SCHED_OTHER with one
+ * warning when this process may not (rtsched.h): after the privileges
+ * drop, which decides it, and before the threads start. */
+static void sched_settle(struct clockd *cd)
+{
+	cd->prio = (struct rtsched_prio){ .tick = cd->cfg.tick_priority, .timer = cd->cfg.timer_priority };
+	rtsched_settle(&cd->prio);
+	cd->p.tickthread.priority = cd->prio.tick;
+}
+
 /* The threads: from tickthread_start on, the timekeeper and the devices
  * belong to the tick thread. */
 static void start_threads(struct clockd *cd)
@@ -779,6 +791,7 @@ int main(int argc, char **argv)
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);
+	sched_settle(&cd);
 	start_threads(&cd);
 	/* Ready: the page is live (tickthread_start returned after the first
 	 * publication), the timer bases run and the control socket serves. */

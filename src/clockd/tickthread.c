@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "clockd/rtsched.h"
 #include "clockd/tickthread.h"
 #include "clockd/wakeup.h"
 #include "shared/log.h"
@@ -231,23 +232,6 @@ static void tickthread_loop(struct tickthread *t)
 	}
 }
 
-/* tick_priority: SCHED_FIFO at @prio for this thread, if above 0. */
-static int tickthread_priority(uint32_t prio)
-{
-	struct sched_param sp = { .sched_priority = (int)prio };
-	int r;
-
-	if (prio == 0)
-		return 0;
-	r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (r == EPERM)
-		log_warnx("tick_priority %u: SCHED_FIFO refused (EPERM): it needs CAP_SYS_NICE or an "
-			  "RLIMIT_RTPRIO of at least %u", prio, prio);
-	else if (r)
-		log_warnx("tick_priority %u: SCHED_FIFO: %s", prio, strerror(r));
-	return r ? -1 : 0;
-}
-
 static void *tickthread_main(void *arg)
 {
 	struct tickthread *t = arg;
@@ -257,7 +241,9 @@ static void *tickthread_main(void *arg)
 	wakeup_thread_mask();
 	/* Default timer slack is 50 us; ticks should be on time. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (tickthread_priority(t->p.priority) < 0 || pagefile_take(t->pf) < 0) {
+	/* SCHED_FIFO if settled so (rtsched.h); SCHED_OTHER is no start error. */
+	rtsched_apply(t->p.priority, "the tick thread");
+	if (pagefile_take(t->pf) < 0) {
 		t->start_error = -1;
 		sem_post(&t->ready);
 		return NULL;

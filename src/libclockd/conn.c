@@ -536,6 +536,28 @@ static void *deliver_thread(void *p)
 	return NULL;
 }
 
+/*
+ * A delivery thread's scheduling: the policy and priority of the thread
+ * arming the first timer on its pair (we run in that arm), so that a
+ * SCHED_FIFO application's callbacks run SCHED_FIFO. Set explicitly rather
+ * than inherited: SCHED_FIFO and SCHED_RR are copied, any other policy
+ * (SCHED_OTHER, BATCH, IDLE, DEADLINE, which a thread cannot be created
+ * with) gives SCHED_OTHER.
+ */
+static void sched_of_caller(pthread_attr_t *attr)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy;
+
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR)) {
+		policy = SCHED_OTHER;
+		sp.sched_priority = 0;
+	}
+	pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(attr, policy);
+	pthread_attr_setschedparam(attr, &sp);
+}
+
 int lib_conn_serve(struct lib_conn *c, int k)
 {
 	struct lib_cpu *p = &c->pair[k];
@@ -558,10 +580,18 @@ int lib_conn_serve(struct lib_conn *c, int k)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	sched_of_caller(&attr);
 	/* Signals are the application's: our threads take none. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&th, &attr, deliver_thread, a);
+	if (err == EPERM) {
+		/* The caller's priority, no longer permitted (a limit lowered
+		 * since it got it): SCHED_OTHER rather than no delivery. */
+		pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+		pthread_attr_setschedparam(&attr, &(struct sched_param){ .sched_priority = 0 });
+		err = pthread_create(&th, &attr, deliver_thread, a);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (err) {

@@ -96,11 +96,10 @@ wait_for() {
 }
 
 # start_daemon ARGS...: clockd on $tmp/page; logs in $tmp/daemon.log. As
-# root its tick thread runs at SCHED_FIFO, so that make check -j2 cannot
-# starve it into a stale page (see tests/daemon/common.sh).
+# root its tick thread runs at SCHED_FIFO (the default), so that make
+# check -j2 cannot starve it into a stale page (see tests/daemon/common.sh).
 start_daemon() {
 	prio=
-	[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
 	# shellcheck disable=SC2086 # $prio is empty or two words
 	"$CLOCKD" -o page="$tmp/page" $prio "$@" 2>"$tmp/daemon.log" &
 	daemon_pid=$!

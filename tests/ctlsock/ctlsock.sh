@@ -54,8 +54,7 @@ trap 'exit 1' HUP INT TERM
 start_daemon() {
 	name=$1
 	shift
-	prio=
-	[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
+	prio= # SCHED_FIFO threads as root: the defaults (tests/daemon/common.sh)
 	# shellcheck disable=SC2086 # $prio is empty or two words
 	"$CLOCKD" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 $prio "$@" \
 		2>"$tmp/$name.log" &

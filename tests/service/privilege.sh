@@ -4,11 +4,14 @@
 # clockd runs as nobody (all four uids and gids in /proc/PID/status), with
 # no capability left (effective, permitted, bounding), yet serves: the page
 # (0644, its group the daemon's) is live and the control socket (0660, its
-# group the daemon's) answers clockctl timers. With timer_priority > 0 it
-# keeps exactly CAP_SYS_NICE; page_mode/page_group and socket_group set
-# the files' access. With tick_priority > 0 the tick thread runs
-# SCHED_FIFO (CAP_SYS_NICE kept); started without the capability, that is
-# a start error. An unknown user is a start error.
+# group the daemon's) answers clockctl timers, when both priorities are 0
+# (SCHED_OTHER). By default (tick_priority 40, timer_priority 30) it keeps
+# exactly CAP_SYS_NICE and its tick and timer threads run SCHED_FIFO at
+# those priorities; likewise with timer_priority alone; page_mode/
+# page_group and socket_group set the files' access. With tick_priority
+# > 0 alone the tick thread runs SCHED_FIFO; started without the
+# capability, the daemon says so in one line and runs every thread
+# SCHED_OTHER (not a start error). An unknown user is a start error.
 . "$top_srcdir/tests/service/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to switch user (running as uid $(id -u))"
@@ -40,8 +43,8 @@ run() {
 }
 stop() { kill -TERM "$dpid"; wait "$dpid"; drc=$?; }
 
-# --- user nobody, no capability ------------------------------------------------
-run a -o user=nobody
+# --- user nobody, no capability (both priorities 0: SCHED_OTHER) ---------------
+run a -o user=nobody -o tick_priority=0 -o timer_priority=0
 [ "$(field "$dpid" Uid)" = "$nobody_uid $nobody_uid $nobody_uid $nobody_uid" ]
 ok $? "runs as uid $nobody_uid (real, effective, saved, fs): $(field "$dpid" Uid)"
 [ "$(field "$dpid" Gid)" = "$nobody_gid $nobody_gid $nobody_gid $nobody_gid" ]
@@ -69,7 +72,7 @@ ok $? "it stops cleanly as nobody (exit $drc)"
 [ $tap_failed -eq 0 ] || diag "$tmp/a.log"
 
 # --- timer_priority keeps CAP_SYS_NICE; page and socket groups --------------
-run b -o user=nobody -o timer_priority=1 -o page_mode=0640 -o page_group="$nobody_group" \
+run b -o user=nobody -o tick_priority=0 -o timer_priority=1 -o page_mode=0640 -o page_group="$nobody_group" \
 	-o socket_group=root
 # CAP_SYS_NICE is capability 23.
 [ "$(field "$dpid" CapEff)" = 0000000000800000 ] && [ "$(field "$dpid" CapPrm)" = 0000000000800000 ]
@@ -81,27 +84,57 @@ ok $? "socket_group root: $(stat -c '%a %U %G' "$tmp/control")"
 stop
 [ $tap_failed -eq 0 ] || diag "$tmp/b.log"
 
-# --- tick_priority: the tick thread at SCHED_FIFO, CAP_SYS_NICE kept ---------
+# --- the scheduling policy: SCHED_FIFO by default, CAP_SYS_NICE kept ---------
 # policy (1: SCHED_FIFO) and rt_priority of a thread, by its name
 sched_of() {
 	for t in /proc/"$dpid"/task/*; do
 		[ "$(cat "$t/comm")" = "$1" ] && awk '{ print $41, $40 }' "$t/stat"
 	done
 }
-run d -o user=nobody -o tick_priority=3
+# all_sched PREFIX "POLICY PRIO": every thread whose name starts with PREFIX
+# (clockd-tb/: every timer base) has them, and there is one
+all_sched() {
+	found=0
+	for t in /proc/"$dpid"/task/*; do
+		case $(cat "$t/comm") in
+		"$1"*) found=1; [ "$(awk '{ print $41, $40 }' "$t/stat")" = "$2" ] || return 1 ;;
+		esac
+	done
+	[ $found -eq 1 ]
+}
+run f -o user=nobody
+[ "$(field "$dpid" CapEff)" = 0000000000800000 ]
+ok $? "defaults: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
+[ "$(sched_of clockd-tick)" = "1 40" ] && all_sched clockd-tb/ "1 30" && [ "$(sched_of clockd)" = "0 0" ]
+ok $? "defaults: the tick thread SCHED_FIFO 40 ($(sched_of clockd-tick)), every timer thread SCHED_FIFO 30 ($(sched_of clockd-tb/0)), the main thread SCHED_OTHER"
+has "$tmp/f.log" 'scheduling: SCHED_FIFO, tick thread at 40, timer threads at 30'
+ok $? "the log says so"
+stop
+[ $tap_failed -eq 0 ] || diag "$tmp/f.log"
+run d -o user=nobody -o tick_priority=3 -o timer_priority=0
 [ "$(field "$dpid" CapEff)" = 0000000000800000 ]
 ok $? "tick_priority 3: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
-[ "$(sched_of clockd-tick)" = "1 3" ] && [ "$(sched_of clockd-tb/0)" = "0 0" ]
+[ "$(sched_of clockd-tick)" = "1 3" ] && all_sched clockd-tb/ "0 0"
 ok $? "the tick thread runs SCHED_FIFO 3 ($(sched_of clockd-tick)), the timer threads SCHED_OTHER ($(sched_of clockd-tb/0))"
 stop
 [ $tap_failed -eq 0 ] || diag "$tmp/d.log"
-# Started as nobody, with no CAP_SYS_NICE to keep: a start error naming it.
+# Started as nobody, with no CAP_SYS_NICE to keep and RLIMIT_RTPRIO 0: one
+# warning naming the threads, every thread SCHED_OTHER, and it serves.
 mkdir "$tmp/nb" && chown nobody "$tmp/nb"
-setpriv --reuid="$nobody_uid" --regid="$nobody_gid" --clear-groups \
-	"$CLOCKD" -o page="$tmp/nb/page" -o tick_priority=3 2>"$tmp/e.log"
-rc=$?
-[ $rc -eq 1 ] && has "$tmp/e.log" 'tick_priority 3: SCHED_FIFO refused \(EPERM\): it needs CAP_SYS_NICE'
-ok $? "tick_priority without CAP_SYS_NICE is a start error naming it (exit $rc)"
+CLOCKD_SHM=$tmp/nb/page CLOCKD_SOCKET=$tmp/nb/control prlimit --rtprio=0 setpriv --reuid="$nobody_uid" \
+	--regid="$nobody_gid" --clear-groups "$CLOCKD" -o page="$tmp/nb/page" -o tick_priority=3 2>"$tmp/e.log" &
+dpid=$!
+pids="$pids $dpid"
+wait_for "live as nobody" env CLOCKD_SHM="$tmp/nb/page" "$CLOCKCTL" status >/dev/null 2>&1 ||
+	{ diag "$tmp/e.log"; bail "clockd as nobody did not go live"; }
+[ "$(sched_of clockd-tick)" = "0 0" ] && all_sched clockd-tb/ "0 0"
+ok $? "without CAP_SYS_NICE: the tick thread ($(sched_of clockd-tick)) and the timer threads ($(sched_of clockd-tb/0)) run SCHED_OTHER"
+[ "$(grep -c 'scheduling' "$tmp/e.log")" -eq 1 ] &&
+	has "$tmp/e.log" 'scheduling: SCHED_FIFO not permitted \(no CAP_SYS_NICE, RLIMIT_RTPRIO 0\): the tick thread \(tick_priority 3\) and the timer threads \(timer_priority 30\) run SCHED_OTHER instead'
+ok $? "one warning line names the threads, the priorities and the limit"
+stop
+[ $drc -eq 0 ]
+ok $? "it stops cleanly (exit $drc)"
 [ $tap_failed -eq 0 ] || diag "$tmp/e.log"
 
 # --- an unknown user stops the start -----------------------------------------

@@ -10,7 +10,11 @@
  * (utime + stime of /proc/PID/stat, in % of one core), the p50/p99/max
  * lateness of the well-behaved timer quiet and flooded, and what the
  * attackers got (expiries notified and overruns): "cpu_quiet Q cpu_flood
- * F p99_quiet A p99_flood B ratio R expiries E overruns O".
+ * F p99_quiet A p99_flood B ratio R expiries E overruns O", then the CPU
+ * share of a SCHED_OTHER busy loop pinned to that CPU throughout (a process
+ * of its own; % of one core), quiet and flooded: "busy_quiet X busy_flood
+ * Y". With the daemon's timer threads at SCHED_FIFO (the default), the
+ * loop keeps running beside the flood only if the budgets hold.
  *
  *   budget mem SOCKET CLIENTS
  * One user's CLIENTS clients each say HELLO and arm every timer id their
@@ -25,7 +29,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,36 +165,65 @@ static void attacker(int cpu, int out)
 	_exit(0);
 }
 
+/* A SCHED_OTHER busy loop pinned to @cpu, until killed: its pid. */
+static pid_t busy_loop(int cpu)
+{
+	pid_t pid = fork();
+	cpu_set_t set;
+
+	if (pid != 0)
+		return pid;
+	/* Never outlive the test (an error return, a kill). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		_exit(6);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(5);
+	for (volatile unsigned long spin = 0;; spin++)
+		;
+}
+
 static int cmd_cpu(pid_t daemon, int cpu, int secs)
 {
-	int64_t q0[3], q1[3], c0, c1, c2, t0, t1, t2;
+	int64_t q0[3], q1[3], c0, c1, c2, t0, t1, t2, b0, b1, b2;
 	unsigned long long got[2], sum[2] = { 0, 0 };
-	pid_t att[2];
-	int pfd[2];
+	pid_t att[2], busy;
+	int pfd[2], st;
 
 	if (pipe(pfd) < 0)
 		return 2;
+	busy = busy_loop(cpu);
+	if (busy < 0)
+		return 2;
 	c0 = daemon_cpu_ns(daemon);
+	b0 = daemon_cpu_ns(busy);
 	t0 = mono_ns();
 	if (time_client(cpu, secs, q0) < 0)
 		return fprintf(stderr, "budget: the quiet client failed: %s\n", strerror(errno)), 1;
 	c1 = daemon_cpu_ns(daemon);
+	b1 = daemon_cpu_ns(busy);
 	t1 = mono_ns();
+	c1 -= c0;
+	b1 -= b0;
+	t1 -= t0;
 	for (int i = 0; i < 2; i++) {
 		att[i] = fork();
 		if (att[i] == 0)
 			attacker(cpu, pfd[1]);
 	}
 	sleep(1); /* the attackers arm */
-	c1 = daemon_cpu_ns(daemon);
-	t1 = mono_ns();
+	c0 = daemon_cpu_ns(daemon);
+	b0 = daemon_cpu_ns(busy);
+	t0 = mono_ns();
 	if (time_client(cpu, secs, q1) < 0)
 		return fprintf(stderr, "budget: the flooded client failed: %s\n", strerror(errno)), 1;
-	c2 = daemon_cpu_ns(daemon);
-	t2 = mono_ns();
+	c2 = daemon_cpu_ns(daemon) - c0;
+	b2 = daemon_cpu_ns(busy) - b0;
+	t2 = mono_ns() - t0;
+	kill(busy, SIGKILL);
+	waitpid(busy, &st, 0);
 	for (int i = 0; i < 2; i++) {
-		int st;
-
 		kill(att[i], SIGTERM);
 		if (read(pfd[0], got, sizeof(got)) == (ssize_t)sizeof(got)) {
 			sum[0] += got[0];
@@ -197,11 +232,11 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 		waitpid(att[i], &st, 0);
 	}
 	printf("cpu_quiet %.1f cpu_flood %.1f p50_quiet %.1f p50_flood %.1f p99_quiet %.1f p99_flood %.1f "
-	       "max_quiet %.1f max_flood %.1f ratio %.2f expiries %llu overruns %llu\n",
-	       100.0 * (double)(c1 - c0) / (double)(t1 - t0), 100.0 * (double)(c2 - c1) / (double)(t2 - t1),
+	       "max_quiet %.1f max_flood %.1f ratio %.2f expiries %llu overruns %llu busy_quiet %.1f busy_flood %.1f\n",
+	       100.0 * (double)c1 / (double)t1, 100.0 * (double)c2 / (double)t2,
 	       (double)q0[0] / 1e3, (double)q1[0] / 1e3, (double)q0[1] / 1e3, (double)q1[1] / 1e3,
 	       (double)q0[2] / 1e3, (double)q1[2] / 1e3, q0[1] > 0 ? (double)q1[1] / (double)q0[1] : 0.0,
-	       sum[0], sum[1]);
+	       sum[0], sum[1], 100.0 * (double)b1 / (double)t1, 100.0 * (double)b2 / (double)t2);
 	return 0;
 }
 

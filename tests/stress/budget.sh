@@ -10,11 +10,19 @@
 #    periods beyond their budget come back as overruns, their 1 us periods
 #    are counted at timer_min_period_us (100 us), and the well-behaved
 #    timer keeps firing;
+#  - with the timer threads at SCHED_FIFO (timer_priority, 30 by default;
+#    asserted as root, where the daemon may use it), a hostile client does
+#    not make them hog the CPU: a SCHED_OTHER busy loop pinned to that CPU
+#    keeps a fair share while flooded (at least a quarter of its quiet
+#    share, and more than the 5% the kernel's RT throttling alone would
+#    leave it), and the daemon's SCHED_OTHER main loop keeps serving (a
+#    clockctl status mid-flood answers "live"; no tick alarm in the log);
 #  - max_timers_per_user: one user's clients share the timer ids (quotas
 #    1000, 1000, 500 of 2500), the next HELLO gets EDQUOT, and an ARM
 #    past a client's share gets EDQUOT.
 # As root the daemon's tick thread runs SCHED_FIFO (as in every daemon
-# test); without root the test runs all the same.
+# test) and its timer threads at their default SCHED_FIFO 30; without root
+# the test runs all the same (the threads SCHED_OTHER, said in the output).
 set -u
 . "$top_srcdir/tests/stress/lib.sh"
 BUDGET=$top_builddir/tests/stress/budget
@@ -22,8 +30,28 @@ secs=${BUDGET_S:-5}
 private_dir budget
 
 start_clockd
-out=$("$BUDGET" cpu "$pid" 0 "$secs")
+# policy (1: SCHED_FIFO) and priority of every timer base thread
+bases_sched() {
+	for t in /proc/"$pid"/task/*; do
+		case $(cat "$t/comm") in clockd-tb/*) awk '{ print $41 "/" $40 }' "$t/stat" ;; esac
+	done | sort -u | tr '\n' ' '
+}
+sched=$(bases_sched)
+if [ "$(id -u)" -eq 0 ]; then
+	[ "$sched" = "1/30 " ]
+	ok $? "the timer threads run their default SCHED_FIFO 30 (policy/priority: $sched)"
+else
+	echo "# not root: the timer threads run SCHED_OTHER ($sched)"
+fi
+"$BUDGET" cpu "$pid" 0 "$secs" >"$T/cpu" &
+bpid=$!
+# Mid-flood (quiet, one second for the attackers to arm, then flooded):
+# the main loop serves the control socket.
+sleep $((secs + 1 + secs / 2))
+mid=$(timeout 20 "$CLOCKCTL" status 2>&1 | grep 'state:')
+wait "$bpid"
 st=$?
+out=$(cat "$T/cpu")
 echo "# $out"
 ok $st "a well-behaved 1 ms timer kept firing, quiet and beside two clients of 1000 1-us timers"
 set -- $out
@@ -39,6 +67,14 @@ ok $? "the attackers' periods over budget came back as overruns ($overruns)"
 expiries=${20:-0}
 awk -v e="$expiries" -v s="$secs" 'BEGIN { exit !(e > 0 && e <= 2000 * 10000 * (s + 3)) }'
 ok $? "1 us periods ran at timer_min_period_us (100 us): $expiries periods counted in all"
+busy_quiet=${24:-0}
+busy_flood=${26:-0}
+awk -v q="$busy_quiet" -v f="$busy_flood" 'BEGIN { exit !(f > 5 && f >= q / 4) }'
+ok $? "a SCHED_OTHER busy loop on the flooded CPU kept $busy_flood% of it ($busy_quiet% quiet; bound: over 5% and a quarter of quiet)"
+echo "$mid" | grep -q 'state: live'
+ok $? "mid-flood, the daemon's main loop answered clockctl status: '$mid'"
+! grep -q 'tick: no update' "$T/log"
+ok $? "no tick alarm while flooded"
 kill "$pid"
 wait "$pid"
 

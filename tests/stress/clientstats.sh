@@ -13,8 +13,7 @@ ADMIN_GID=54330
 private_dir clientstats
 chmod 755 "$T"
 
-"$CLOCKD" -o page="$T/page" -o socket_group="$NOBODY_GID" -o stats_group=$ADMIN_GID \
-	-o tick_priority=10 2>"$T/log" &
+"$CLOCKD" -o page="$T/page" -o socket_group="$NOBODY_GID" -o stats_group=$ADMIN_GID 2>"$T/log" &
 pid=$!
 if ! serving; then
 	ok 1 "clockd starts with stats_group $ADMIN_GID"

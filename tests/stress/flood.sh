@@ -21,8 +21,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 # Four attackers and the daemon's own threads keep both CPUs busy: a
 # SCHED_OTHER tick thread can wait past the stale limit (100 ms; seen once
 # in CI's ASan run), and the good client's reads fail with ESTALE. The
-# quotas cannot help there; the tick thread's priority does, which
-# start_daemon gives it as root ($tick_prio).
+# quotas cannot help there; the tick thread's priority does: SCHED_FIFO 40
+# by default, as root.
 if ! start_daemon "$T/clockd.log" -o hz=1000 -o max_clients=$MAXC -o client_max_msgs_per_sec=50 \
 	-o client_max_timers=4096; then
 	ok 1 "the daemon starts"

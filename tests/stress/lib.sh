@@ -60,11 +60,11 @@ serving() {
 }
 
 # start_clockd: clockd on $T/page, its log in $T/log and its pid in $pid,
-# the tick thread at SCHED_FIFO as root (as in every daemon test); the
-# whole test fails and ends here if it does not come up serving.
+# on its defaults (as root the tick and timer threads at SCHED_FIFO, as in
+# every daemon test); the whole test fails and ends here if it does not
+# come up serving. $prio: extra options for every daemon (none).
 start_clockd() {
 	prio=
-	[ "$(id -u)" -eq 0 ] && prio="-o tick_priority=10"
 	# shellcheck disable=SC2086 # $prio is empty or two words
 	"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
 	pid=$!

@@ -811,7 +811,8 @@ static void test_start_errors(const struct tb_params *good)
 		pthread_join(th, NULL);
 	x = NULL;
 	r = timer_bases_start(&x, &p);
-	OK(fifo == 0 ? r == 0 && x : r == -1 && !x, "SCHED_FIFO 1: start %s as a thread's own request does (%s)",
+	/* Refused or not, the bases run: SCHED_OTHER when refused (logged). */
+	OK(r == 0 && x, "SCHED_FIFO 1: the start %s (a thread's own request is %s)",
 	   r == 0 ? "succeeds" : "fails", fifo == 0 ? "granted" : strerror(fifo));
 	if (x)
 		timer_bases_stop(x);

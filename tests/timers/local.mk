@@ -17,3 +17,12 @@ TESTS += tests/timers/base
 tests_timers_base_SOURCES = tests/timers/base.c tests/timers/tbclient.c tests/timers/tbclient.h
 tests_timers_base_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_timers_base_LDADD = src/clockd/libclockd-daemon.la tests/libtap.la -lpthread
+
+# Missed wake-ups: arm, cancel and re-arm races at one deadline, REARM_N
+# iterations (1000000; the TSan variant runs fewer) through the bases on
+# the kernel's clock and on one running slow (tests/timers/rearm.c).
+check_PROGRAMS += tests/timers/rearm
+TESTS += tests/timers/rearm
+tests_timers_rearm_SOURCES = tests/timers/rearm.c tests/timers/tbclient.c tests/timers/tbclient.h
+tests_timers_rearm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_timers_rearm_LDADD = src/clockd/libclockd-daemon.la tests/libtap.la -lpthread

@@ -151,6 +151,26 @@ check "clockd.service is Type=notify, NotifyAccess=main" \
 	[ "$(systemctl show -p Type -p NotifyAccess --value clockd.service | tr '\n' ' ')" = "notify main " ]
 note "status text: $(systemctl show -p StatusText --value clockd.service)"
 
+# 4b. The scheduling policy under the unit: clockd kept CAP_SYS_NICE (the
+# bounding set) and runs its tick thread SCHED_FIFO 40 and every timer
+# thread SCHED_FIFO 30 (the defaults), its main thread SCHED_OTHER.
+section "4b. Scheduling"
+# threads PATTERN: "policy/priority" of the daemon's threads whose name
+# matches PATTERN (a case pattern), one distinct value a line.
+threads() {
+	for t in /proc/"$(mainpid)"/task/*; do
+		case $(cat "$t/comm") in $1) awk '{ print $41 "/" $40 }' "$t/stat" ;; esac
+	done | sort -u
+}
+note "threads: tick $(threads clockd-tick), timers $(threads 'clockd-tb/*' | tr '\n' ' '), main $(threads clockd)"
+check "the tick thread runs SCHED_FIFO 40" [ "$(threads clockd-tick)" = 1/40 ]
+check "every timer thread runs SCHED_FIFO 30" [ "$(threads 'clockd-tb/*')" = 1/30 ]
+check "the main thread runs SCHED_OTHER" [ "$(threads clockd)" = 0/0 ]
+check "clockd kept CAP_SYS_NICE alone" \
+	[ "$(awk '$1 == "CapEff:" { print $2 }' /proc/"$(mainpid)"/status)" = 0000000000800000 ]
+check "journal: SCHED_FIFO, tick thread at 40, timer threads at 30" \
+	sh -c "journalctl -q -b -o cat _SYSTEMD_UNIT=clockd.service | grep -q 'scheduling: SCHED_FIFO, tick thread at 40, timer threads at 30'"
+
 # 5. The watchdog restarts a daemon stopped with SIGSTOP.
 section "5. The watchdog restarts a daemon stopped with SIGSTOP"
 wd=$(systemctl show -p WatchdogUSec --value clockd.service)

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clockd/rtsched.h"
 #include "clockd/timers/internal.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -305,9 +306,8 @@ static void base_loop(struct tb_base *b)
 static int base_pin(struct tb_base *b)
 {
 	const struct tb_params *p = &b->tb->p;
-	struct sched_param sp = { .sched_priority = p->priority };
+	char name[16], who[32];
 	cpu_set_t set;
-	char name[16];
 	int r;
 
 	CPU_ZERO(&set);
@@ -319,19 +319,10 @@ static int base_pin(struct tb_base *b)
 	}
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) < 0)
 		log_warn("timer base %u: PR_SET_TIMERSLACK", b->cpu);
-	if (p->priority > 0) {
-		r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-		if (r == EPERM) {
-			log_warnx("timer base %u: SCHED_FIFO priority %d refused (EPERM): it needs "
-				  "CAP_SYS_NICE or an RLIMIT_RTPRIO of at least %d", b->cpu, p->priority,
-				  p->priority);
-			return -1;
-		}
-		if (r) {
-			log_warnx("timer base %u: SCHED_FIFO priority %d: %s", b->cpu, p->priority, strerror(r));
-			return -1;
-		}
-	}
+	/* SCHED_FIFO as settled (rtsched.h); if refused all the same, the
+	 * base runs SCHED_OTHER rather than not at all. */
+	snprintf(who, sizeof(who), "timer base %u", b->cpu);
+	rtsched_apply((uint32_t)p->priority, who);
 	snprintf(name, sizeof(name), "clockd-tb/%u", b->cpu);
 	pthread_setname_np(pthread_self(), name);
 	return 0;

@@ -56,7 +56,8 @@ struct tb_params {
 	struct tb_clock clock;
 	uint64_t cpu_mask;    /* CPUs to run a base on (bit n: CPU n); within
 			       * the daemon's affinity and < TIMER_SHM_MAX_CPUS */
-	int priority;         /* 0: SCHED_OTHER; 1..99: SCHED_FIFO priority */
+	int priority;         /* 0: SCHED_OTHER; 1..99: SCHED_FIFO priority
+			       * (refused: SCHED_OTHER, logged; rtsched.h) */
 	uint32_t hz;
 	uint32_t ring_slots;  /* slots of each client ring, a power of two */
 	uint32_t max_timers;  /* per client: timer ids 0 .. max_timers - 1 */
@@ -71,8 +72,9 @@ struct tb_params {
 
 /*
  * Start a base thread on every CPU of @p->cpu_mask and wait until each runs
- * pinned (and at its priority). 0, or -1 with every failure logged (a CPU
- * outside the affinity, a priority refused, ...) and nothing left running.
+ * pinned (and at its priority, or SCHED_OTHER if that is refused: logged,
+ * not an error). 0, or -1 with every failure logged (a CPU outside the
+ * affinity, a thread that cannot be pinned, ...) and nothing left running.
  * Needs @p->clock readable.
  */
 int timer_bases_start(struct timer_bases **out, const struct tb_params *p);
