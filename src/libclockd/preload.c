@@ -171,6 +171,10 @@ enum mode { MODE_UNSET, MODE_DECIDING, MODE_CLOCKD, MODE_KERNEL, MODE_SWITCHING,
 enum policy { POLICY_WARN, POLICY_SILENT, POLICY_REFUSE };
 
 #define RETURN_CHECK_NS 10000000LL
+/* Back on clockd, a clock stands still at most about this long (until
+ * clockd passes what the process read away); a daemon whose clocks are
+ * further behind is not returned to. */
+#define RETURN_HOLD_MAX_NS 1000000000LL
 /* Switch lines: at most LOG_BURST in any LOG_WINDOW_NS. */
 #define LOG_BURST 5
 #define LOG_WINDOW_NS 10000000000LL
@@ -453,6 +457,24 @@ static void go_away(int from, int err)
 	}
 }
 
+/* A clamped clock that clockd serves more than RETURN_HOLD_MAX_NS behind
+ * what the process reads away (a daemon back on a new page, not one that
+ * continues the old): back on clockd, it would stand still that long. */
+static bool too_far_behind(void)
+{
+	struct timespec ts;
+
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t away = kernel_ns(track_kernel[k]) + __atomic_load_n(&track[k].off, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST) == 0)
+			continue;
+		if (clockd_clock_gettime(track_clockd[k], &ts) == 0 && ts_to_ns(&ts) + RETURN_HOLD_MAX_NS < away)
+			return true;
+	}
+	return false;
+}
+
 /* Away: every RETURN_CHECK_NS (one thread checks) whether clockd reads
  * again, the page live (a replaced file is mapped by the failing read,
  * lib_page_gone()); if so, RETURNING. */
@@ -466,9 +488,21 @@ static void check_return(void)
 	    !__atomic_compare_exchange_n(&next_check, &due, now + RETURN_CHECK_NS, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return;
-	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) == 0 &&
-	    __atomic_compare_exchange_n(&mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0) {
+		errno = err;
+		return;
+	}
+	if (too_far_behind()) {
+		/* For good: the next check never comes. */
+		__atomic_store_n(&next_check, INT64_MAX, __ATOMIC_RELAXED);
+		if (policy() != POLICY_SILENT)
+			fprintf(stderr, "libclockd-preload: clockd is back with clocks more than %d s behind this "
+					"process's: staying on the kernel's clocks\n",
+				(int)(RETURN_HOLD_MAX_NS / NSEC_PER_SEC));
+	} else if (__atomic_compare_exchange_n(&mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST,
+					       __ATOMIC_SEQ_CST)) {
 		note_switch(false, 0);
+	}
 	errno = err;
 }
 
