@@ -45,6 +45,7 @@ static int stop;
 static long long reads, backward, sleeps, short_sleeps;
 static long long max_mono, max_coarse;
 static long long first_back; /* the first backward step, for the report */
+static int sleep_err;        /* the first error of a sleep, for the report */
 
 static long long ts_ns(const struct timespec *ts)
 {
@@ -100,19 +101,29 @@ static void *sleeper(void *arg)
 {
 	struct timespec req = { 0, SLEEP_NS }, abs;
 	long long t0, t1;
+	int err;
 
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		t0 = now_ns(CLOCK_MONOTONIC);
-		if (nanosleep(&req, NULL) != 0)
+		if (nanosleep(&req, NULL) != 0) {
+			int zero = 0;
+
+			__atomic_compare_exchange_n(&sleep_err, &zero, errno, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			continue;
+		}
 		t1 = now_ns(CLOCK_MONOTONIC);
 		if (t1 - t0 < SLEEP_NS)
 			__atomic_add_fetch(&short_sleeps, 1, __ATOMIC_RELAXED);
 		abs.tv_sec = (t1 + SLEEP_NS) / NSEC;
 		abs.tv_nsec = (t1 + SLEEP_NS) % NSEC;
-		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL) != 0)
+		err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
+		if (err != 0) {
+			int zero = 0;
+
+			__atomic_compare_exchange_n(&sleep_err, &zero, err, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			continue;
+		}
 		if (now_ns(CLOCK_MONOTONIC) < t1 + SLEEP_NS)
 			__atomic_add_fetch(&short_sleeps, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&sleeps, 2, __ATOMIC_RELAXED);
@@ -213,10 +224,14 @@ int main(int argc, char **argv)
 			check(argv[2], n++);
 		nanosleep(&pause, NULL);
 	}
+	/* At least one round of sleeps (a starved sleeper on a loaded
+	 * machine may not have had one yet), 10 s at most. */
+	for (int i = 0; i < 1000 && __atomic_load_n(&sleeps, __ATOMIC_RELAXED) == 0; i++)
+		nanosleep(&pause, NULL);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
-	printf("reads %lld backward %lld (first by %lld ns) sleeps %lld short %lld\n", reads, backward, first_back,
-	       sleeps, short_sleeps);
+	printf("reads %lld backward %lld (first by %lld ns) sleeps %lld short %lld%s%s\n", reads, backward, first_back,
+	       sleeps, short_sleeps, sleep_err ? ", sleep error: " : "", sleep_err ? strerror(sleep_err) : "");
 	return backward == 0 && short_sleeps == 0 && reads > 0 && sleeps > 0 ? 0 : 1;
 }
