@@ -20,10 +20,14 @@
  * (which would turn "the kernel's CLOCK_MONOTONIC" into clockd's and, on
  * a failure, recurse). Nothing of that copy is exported (preload.sym).
  *
- * Whether the process runs on clockd is decided once, at the first call
- * or in the constructor, whichever comes first: a clock that changed
- * source half-way would jump. If the daemon goes away later, the process
- * moves to the kernel's clocks for good (with one warning).
+ * Whether the process starts on clockd is decided once, at the first call
+ * or in the constructor, whichever comes first; a process that starts
+ * without a live daemon stays on the kernel's clocks. A process on clockd
+ * whose read fails (the daemon stopped past the page's stale limit,
+ * killed, restarting) is served by the kernel for that call and the
+ * following ones, and comes back to clockd when its page reads again
+ * (looked at every 10 ms while away, never on the hot path). No monotonic
+ * clock goes back across a switch, either way; see "switching" below.
  */
 #include <dlfcn.h>
 #include <errno.h>
