@@ -166,7 +166,9 @@ static clockid_t map_sleep(clockid_t id)
  *   CLOCKD -> SWITCHING -> AWAY   a read failed: the kernel's clocks
  *   AWAY -> RETURNING             the page is live again (checked every
  *                                 RETURN_CHECK_NS, by the kernel's coarse
- *                                 clock, not on every read)
+ *                                 clock, not on every read), unless its
+ *                                 clocks are more than RETURN_HOLD_MAX_NS
+ *                                 behind the process's: then AWAY for good
  *   RETURNING -> CLOCKD           clockd has passed every value the
  *                                 process was handed off it
  *   RETURNING -> SWITCHING        a read failed again
