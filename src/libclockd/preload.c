@@ -999,18 +999,22 @@ static clockid_t ktimer_clock(timer_t id, bool remove)
 }
 
 /* Absolute time @t of the process's clock @id as the kernel's clock @id:
- * @t less the process's offset to the kernel. The process's clock is read
- * first: the offset is then never overestimated, so the expiry is never
- * moved early. */
+ * @t less the process's offset to the kernel, plus the resolution of the
+ * process's clock (a clockd clock without a counter the client reads
+ * moves once a tick: read at the kernel's expiry it may still show the
+ * tick before). The process's clock is read first: the offset is then
+ * never overestimated, so the expiry is never moved early. */
 static struct timespec kernel_abs(clockid_t id, const struct timespec *t)
 {
-	struct timespec p;
+	struct timespec p, res;
 	int64_t k;
 
 	if (read_clock(id, map_read(id), &p) != 0)
 		return *t;
 	k = kernel_ns(id);
-	return ns_to_ts(ts_to_ns(t) - (ts_to_ns(&p) - k));
+	if (clock_getres(id, &res) != 0)
+		res = (struct timespec){ 0, 0 };
+	return ns_to_ts(ts_to_ns(t) - (ts_to_ns(&p) - k) + ts_to_ns(&res));
 }
 
 PRELOAD_EXPORT int timer_create(clockid_t id, struct sigevent *restrict sev, timer_t *restrict timerid)
