@@ -20,10 +20,14 @@
  * (which would turn "the kernel's CLOCK_MONOTONIC" into clockd's and, on
  * a failure, recurse). Nothing of that copy is exported (preload.sym).
  *
- * Whether the process runs on clockd is decided once, at the first call
- * or in the constructor, whichever comes first: a clock that changed
- * source half-way would jump. If the daemon goes away later, the process
- * moves to the kernel's clocks for good (with one warning).
+ * Whether the process starts on clockd is decided once, at the first call
+ * or in the constructor, whichever comes first; a process that starts
+ * without a live daemon stays on the kernel's clocks. A process on clockd
+ * whose read fails (the daemon stopped past the page's stale limit,
+ * killed, restarting) is served by the kernel for that call and the
+ * following ones, and comes back to clockd when its page reads again
+ * (looked at every 10 ms while away, never on the hot path). No monotonic
+ * clock goes back across a switch, either way; see "switching" below.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,6 +45,9 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
+#include "libclockd/internal.h"
+#include "shared/latch.h"
+#include "shared/tickmath.h"
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
 
@@ -148,13 +155,95 @@ static clockid_t map_sleep(clockid_t id)
 	return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC ? read_map[id] : 0;
 }
 
-/* ---- the decision: clockd or the kernel ------------------------------ */
+/* ---- where the clocks come from -------------------------------------- */
 
-enum mode { MODE_UNSET, MODE_DECIDING, MODE_CLOCKD, MODE_KERNEL };
+/*
+ * The process is in one of these modes, for every thread at once. Only
+ * MODE_CLOCKD is the hot path: one load and one compare before the clockd
+ * read, as before there were other modes.
+ *
+ *   UNSET -> DECIDING -> CLOCKD, or KERNEL for good (no daemon at start)
+ *   CLOCKD -> SWITCHING -> AWAY   a read failed: the kernel's clocks
+ *   AWAY -> RETURNING             the page is live again (checked every
+ *                                 RETURN_CHECK_NS, by the kernel's coarse
+ *                                 clock, not on every read), unless its
+ *                                 clocks are more than RETURN_HOLD_MAX_NS
+ *                                 behind the process's: then AWAY for good
+ *   RETURNING -> CLOCKD           clockd has passed every value the
+ *                                 process was handed off it
+ *   RETURNING -> SWITCHING        a read failed again
+ */
+enum mode { MODE_UNSET, MODE_DECIDING, MODE_CLOCKD, MODE_KERNEL, MODE_SWITCHING, MODE_AWAY, MODE_RETURNING };
 enum policy { POLICY_WARN, POLICY_SILENT, POLICY_REFUSE };
 
+#define RETURN_CHECK_NS 10000000LL
+/* Back on clockd, a clock stands still at most about this long (until
+ * clockd passes what the process read away); a daemon whose clocks are
+ * further behind is not returned to. */
+#define RETURN_HOLD_MAX_NS 1000000000LL
+/* Switch lines: at most LOG_BURST in any LOG_WINDOW_NS. */
+#define LOG_BURST 5
+#define LOG_WINDOW_NS 10000000000LL
+
 static int mode = MODE_UNSET;
-static pthread_t decider;
+static pthread_t decider;  /* the thread in MODE_DECIDING */
+static pthread_t switcher; /* the thread in MODE_SWITCHING */
+static int64_t next_check; /* kernel CLOCK_MONOTONIC_COARSE, ns */
+
+/*
+ * The clamped clocks: the monotonic ones the process reads (BOOTTIME is
+ * not served). CLOCK_REALTIME and _COARSE are not clamped: the kernel
+ * itself steps them (settimeofday, clock_settime, an NTP step), so a
+ * program may not assume they never go back; away from clockd the process
+ * gets the kernel's realtime as it is, and a switch steps realtime by
+ * clockd's offset to the kernel's (small for a disciplined clockd).
+ *
+ * Away from clockd, a monotonic clock is the kernel's plus off: off is set
+ * at the switch so that the clock goes on from the largest value clockd
+ * could have handed out (at_switch below). last is the largest value
+ * handed out off clockd (away, or held while returning), an atomic max;
+ * back on clockd a clock is held at last until clockd passes it.
+ */
+enum track { TR_MONO, TR_RAW, TR_COARSE, TR_COUNT };
+
+static const clockid_t track_kernel[TR_COUNT] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
+						  CLOCK_MONOTONIC_COARSE };
+static const clockid_t track_clockd[TR_COUNT] = { CLOCKD_MONOTONIC, CLOCKD_MONOTONIC_RAW,
+						  CLOCKD_MONOTONIC_COARSE };
+
+static struct {
+	int64_t off;
+	int64_t last;
+} track[TR_COUNT];
+
+/* The clamped clock behind clockd clock @c, or -1. */
+static int track_of(clockid_t c)
+{
+	for (int k = 0; k < TR_COUNT; k++)
+		if (track_clockd[k] == c)
+			return k;
+	return -1;
+}
+
+static int64_t kernel_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (__wrap_clock_gettime(id, &ts) != 0)
+		return 0;
+	return ts_to_ns(&ts);
+}
+
+/* *@p = max(*@p, @v); the new maximum. Sequentially consistent: see
+ * serve_away() for what pairs with it. */
+static int64_t max_into(int64_t *p, int64_t v)
+{
+	int64_t cur = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+
+	while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	return v > cur ? v : cur;
+}
 
 static enum policy policy(void)
 {
@@ -197,6 +286,9 @@ static enum mode decide(void)
 	struct timespec ts;
 
 	lookup_all();
+	/* The switches below are this library's fallback: libclockd's own
+	 * ($CLOCKD_FALLBACK) would hand out the kernel's clock unclamped. */
+	(void)clockd_set_fallback(0);
 	memset(&st, 0, sizeof(st));
 	if (clockd_status(&st, sizeof(st)) == 0 && st.state == CLOCKD_STATE_LIVE &&
 	    clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) == 0)
@@ -216,7 +308,7 @@ static __attribute__((noinline)) bool on_clockd_slow(void)
 					__ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&decider, pthread_self(), __ATOMIC_RELEASE);
 		m = decide();
-		__atomic_store_n(&mode, m, __ATOMIC_RELEASE);
+		__atomic_store_n(&mode, m, __ATOMIC_SEQ_CST);
 		return m == MODE_CLOCKD;
 	}
 	while (m == MODE_DECIDING) {
@@ -225,23 +317,35 @@ static __attribute__((noinline)) bool on_clockd_slow(void)
 		sched_yield();
 		m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
 	}
-	return m == MODE_CLOCKD;
+	return m == MODE_CLOCKD || m == MODE_RETURNING;
 }
 
+/* The mode, decided first if it is not yet. */
+static int current_mode(void)
+{
+	int m = __atomic_load_n(&mode, __ATOMIC_SEQ_CST);
+
+	if (m == MODE_UNSET || m == MODE_DECIDING) {
+		(void)on_clockd_slow();
+		m = __atomic_load_n(&mode, __ATOMIC_SEQ_CST);
+	}
+	return m;
+}
+
+/* Sleeps and timers: clockd's, or not (RETURNING is on clockd). */
 static inline bool on_clockd(void)
 {
 	int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
 
 	if (__builtin_expect(m == MODE_CLOCKD, 1))
 		return true;
-	if (m == MODE_KERNEL)
-		return false;
-	return on_clockd_slow();
+	m = current_mode();
+	return m == MODE_CLOCKD || m == MODE_RETURNING;
 }
 
 __attribute__((constructor)) static void preload_init(void)
 {
-	(void)on_clockd();
+	(void)current_mode();
 }
 
 /* The errors by which libclockd says the daemon is not there (any more). */
@@ -250,38 +354,307 @@ static bool daemon_error(int err)
 	return err == ENOENT || err == EACCES || err == EPROTO || err == ESTALE || err == ENAMETOOLONG;
 }
 
-/* A read or sleep found the daemon gone mid-run: the kernel's clocks from
- * now on, for every thread (the first to see it says so). */
-static __attribute__((noinline)) void daemon_lost(int err)
-{
-	int m = MODE_CLOCKD;
+/* ---- switching ------------------------------------------------------- */
 
-	if (__atomic_compare_exchange_n(&mode, &m, MODE_KERNEL, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED) &&
-	    policy() != POLICY_SILENT)
-		fprintf(stderr, "libclockd-preload: clockd went away (%s): now on the kernel's clocks\n",
-			strerror(err));
+/* One stderr line per switch, at most LOG_BURST of them in LOG_WINDOW_NS;
+ * the next line printed counts those that were not. */
+static void note_switch(bool away, int err)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t window;
+	static unsigned int lines, dropped;
+	char more[64] = "";
+	int64_t now;
+
+	if (policy() == POLICY_SILENT || pthread_mutex_trylock(&lock) != 0)
+		return;
+	now = kernel_ns(CLOCK_MONOTONIC_COARSE);
+	if (lines == 0 || now - window >= LOG_WINDOW_NS) {
+		window = now;
+		lines = 0;
+	}
+	if (lines >= LOG_BURST) {
+		dropped++;
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	lines++;
+	if (dropped)
+		snprintf(more, sizeof(more), " (%u earlier switches not shown)", dropped);
+	dropped = 0;
+	if (away)
+		fprintf(stderr, "libclockd-preload: clockd went away (%s): on the kernel's clocks until it is back%s\n",
+			strerror(err), more);
+	else
+		fprintf(stderr, "libclockd-preload: clockd is back: on its clocks again%s\n", more);
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * The largest value clamped clock @k could have had from the page when
+ * the kernel's CLOCK_MONOTONIC read @kmono: its value at the last update,
+ * plus the kernel's time since, plus 0.1 % and 1 us. A read extrapolates
+ * from the last update for at most the page's stale limit, at the rate of
+ * the daemon's counter; the margin covers a counter up to 0.1 % faster
+ * than the kernel's (the daemon keeps the same margin when it continues a
+ * page, timekeeper.c). A page not yet mapped gives 0.
+ */
+static int64_t page_floor(int k, int64_t kmono)
+{
+	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
+	struct clockd_page_data d;
+	int64_t v, gap;
+
+	if (!pg)
+		return 0;
+	latch_snapshot(pg, &d);
+	switch (k) {
+	case TR_MONO:
+		v = d.mono_sec * (int64_t)NSEC_PER_SEC + (int64_t)(d.mono_snsec >> (d.shift & 63));
+		break;
+	case TR_RAW:
+		v = d.raw_sec * (int64_t)NSEC_PER_SEC + (int64_t)(d.raw_snsec >> (d.shift & 63));
+		break;
+	default:
+		v = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
+		break;
+	}
+	gap = kmono - (int64_t)d.kernel_mono_ns;
+	if (gap < 0)
+		gap = 0;
+	return v + gap + gap / 1000 + 1000;
+}
+
+/* The calling thread moves the process to the kernel's clocks. */
+static void switch_away(int err)
+{
+	int64_t kmono = kernel_ns(CLOCK_MONOTONIC);
+
+	__atomic_store_n(&switcher, pthread_self(), __ATOMIC_RELEASE);
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t f = page_floor(k, kmono), last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+
+		if (last > f)
+			f = last;
+		__atomic_store_n(&track[k].off, f - kernel_ns(track_kernel[k]), __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&next_check, kernel_ns(CLOCK_MONOTONIC_COARSE) + RETURN_CHECK_NS, __ATOMIC_RELAXED);
+	/* Publishes off and next_check. */
+	__atomic_store_n(&mode, MODE_AWAY, __ATOMIC_SEQ_CST);
+	note_switch(true, err);
+}
+
+/* A read in mode @from (CLOCKD or RETURNING) failed with @err, a daemon
+ * error: the first thread to see it switches; the others wait for it. */
+static void go_away(int from, int err)
+{
+	int m = from;
+
+	if (__atomic_compare_exchange_n(&mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		switch_away(err);
+		return;
+	}
+	while (m == MODE_SWITCHING) {
+		/* The switcher itself, from a signal handler: go on. */
+		if (pthread_equal(__atomic_load_n(&switcher, __ATOMIC_ACQUIRE), pthread_self()))
+			return;
+		sched_yield();
+		m = __atomic_load_n(&mode, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* A clamped clock that clockd serves more than RETURN_HOLD_MAX_NS behind
+ * what the process reads away (a daemon back on a new page, not one that
+ * continues the old): back on clockd, it would stand still that long. */
+static bool too_far_behind(void)
+{
+	struct timespec ts;
+
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t away = kernel_ns(track_kernel[k]) + __atomic_load_n(&track[k].off, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST) == 0)
+			continue;
+		if (clockd_clock_gettime(track_clockd[k], &ts) == 0 && ts_to_ns(&ts) + RETURN_HOLD_MAX_NS < away)
+			return true;
+	}
+	return false;
+}
+
+/* Away: every RETURN_CHECK_NS (one thread checks) whether clockd reads
+ * again, the page live (a replaced file is mapped by the failing read,
+ * lib_page_gone()); if so, RETURNING. */
+static void check_return(void)
+{
+	int64_t now = kernel_ns(CLOCK_MONOTONIC_COARSE), due = __atomic_load_n(&next_check, __ATOMIC_RELAXED);
+	struct timespec ts;
+	int m = MODE_AWAY, err = errno;
+
+	if (now < due ||
+	    !__atomic_compare_exchange_n(&next_check, &due, now + RETURN_CHECK_NS, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return;
+	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0) {
+		errno = err;
+		return;
+	}
+	if (too_far_behind()) {
+		/* For good: the next check never comes. */
+		__atomic_store_n(&next_check, INT64_MAX, __ATOMIC_RELAXED);
+		if (policy() != POLICY_SILENT)
+			fprintf(stderr, "libclockd-preload: clockd is back with clocks more than %d s behind this "
+					"process's: staying on the kernel's clocks\n",
+				(int)(RETURN_HOLD_MAX_NS / NSEC_PER_SEC));
+	} else if (__atomic_compare_exchange_n(&mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST,
+					       __ATOMIC_SEQ_CST)) {
+		note_switch(false, 0);
+	}
+	errno = err;
+}
+
+/* Away: clock @k on the kernel's clock, into *@ts. False when the mode
+ * changed meanwhile (the caller starts again).
+ *
+ * The value goes into last before the mode is read again, and a thread
+ * leaving MODE_AWAY stores the mode before it reads last (all sequentially
+ * consistent): so either it sees this value, or this thread sees the new
+ * mode and hands out nothing from here. */
+static bool serve_away(int k, struct timespec *ts)
+{
+	int64_t v = kernel_ns(track_kernel[k]) + __atomic_load_n(&track[k].off, __ATOMIC_RELAXED);
+
+	v = max_into(&track[k].last, v);
+	if (__atomic_load_n(&mode, __ATOMIC_SEQ_CST) != MODE_AWAY)
+		return false;
+	*ts = ns_to_ts(v);
+	return true;
+}
+
+/* Returning: every clamped clock has passed its last value on clockd.
+ * Clocks never read away have a last of 0. */
+static bool all_passed(void)
+{
+	struct timespec ts;
+
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+
+		if (last && (clockd_clock_gettime(track_clockd[k], &ts) != 0 || ts_to_ns(&ts) < last))
+			return false;
+	}
+	return true;
+}
+
+/* Returning: clockd clock @c (clamped clock @k, or -1) into *@ts, held at
+ * its last value until clockd passes it. 0, -1 with errno set (not a
+ * daemon error), or 1: went away, start again. */
+static int serve_returning(clockid_t c, int k, struct timespec *ts)
+{
+	int64_t v, last;
+	int m = MODE_RETURNING;
+
+	if (clockd_clock_gettime(c, ts) != 0) {
+		if (!daemon_error(errno))
+			return -1;
+		go_away(MODE_RETURNING, errno);
+		return 1;
+	}
+	if (k >= 0) {
+		v = ts_to_ns(ts);
+		last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+		if (v < last) {
+			*ts = ns_to_ts(last);
+			return 0;
+		}
+	}
+	/* Also for a realtime read: a program that reads nothing else
+	 * must get back to the hot path too. */
+	if (all_passed())
+		(void)__atomic_compare_exchange_n(&mode, &m, MODE_CLOCKD, false, __ATOMIC_SEQ_CST,
+						  __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 /* ---- reads ----------------------------------------------------------- */
 
+/*
+ * Kernel clock @id, served by clockd clock @c, off the hot path: the first
+ * call, a failed read, the reads away from clockd and while returning.
+ * errno is @err again after a success.
+ */
+static __attribute__((noinline)) int read_slow(clockid_t id, clockid_t c, struct timespec *ts, int err)
+{
+	int k = track_of(c), r;
+
+	for (;;) {
+		int m = current_mode();
+
+		switch (m) {
+		case MODE_KERNEL:
+			return REAL(clock_gettime)(id, ts);
+		case MODE_CLOCKD:
+			if (clockd_clock_gettime(c, ts) == 0)
+				return 0;
+			if (!daemon_error(errno))
+				return -1;
+			go_away(MODE_CLOCKD, errno);
+			break;
+		case MODE_SWITCHING:
+			if (pthread_equal(__atomic_load_n(&switcher, __ATOMIC_ACQUIRE), pthread_self()))
+				return REAL(clock_gettime)(id, ts);
+			sched_yield();
+			break;
+		case MODE_AWAY:
+			check_return();
+			if (k < 0) {
+				if (__atomic_load_n(&mode, __ATOMIC_SEQ_CST) != MODE_AWAY)
+					break;
+				errno = err;
+				return REAL(clock_gettime)(id, ts);
+			}
+			if (serve_away(k, ts)) {
+				errno = err;
+				return 0;
+			}
+			break;
+		default: /* MODE_RETURNING */
+			r = serve_returning(c, k, ts);
+			if (r <= 0) {
+				if (r == 0)
+					errno = err;
+				return r;
+			}
+			break;
+		}
+		errno = err;
+	}
+}
+
+/* Kernel clock @id as clockd clock @c serves it: the hot path. */
+static inline int read_clock(clockid_t id, clockid_t c, struct timespec *ts)
+{
+	int err = errno;
+
+	if (__builtin_expect(__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == MODE_CLOCKD, 1) &&
+	    __builtin_expect(clockd_clock_gettime(c, ts) == 0, 1))
+		return 0;
+	if (!ts) {
+		errno = EFAULT;
+		return -1;
+	}
+	return read_slow(id, c, ts, err);
+}
+
 PRELOAD_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 {
 	clockid_t c = map_read(id);
-	int err;
 
-	if (c && on_clockd()) {
-		err = errno;
-		if (__builtin_expect(clockd_clock_gettime(c, ts) == 0, 1))
-			return 0;
-		if (!daemon_error(errno))
-			return -1;
-		daemon_lost(errno);
-		errno = err;
-	}
+	if (c)
+		return read_clock(id, c, ts);
 	return REAL(clock_gettime)(id, ts);
 }
 
+/* The resolution: clockd's while on clockd, else the kernel's. */
 PRELOAD_EXPORT int clock_getres(clockid_t id, struct timespec *res)
 {
 	clockid_t c = map_read(id);
@@ -293,25 +666,9 @@ PRELOAD_EXPORT int clock_getres(clockid_t id, struct timespec *res)
 			return 0;
 		if (!daemon_error(errno))
 			return -1;
-		daemon_lost(errno);
 		errno = err;
 	}
 	return REAL(clock_getres)(id, res);
-}
-
-/* CLOCKD_REALTIME into *@ts; false (the daemon is not or no longer there)
- * and errno untouched when the caller should ask the kernel. */
-static bool clockd_realtime(clockid_t c, struct timespec *ts)
-{
-	int err = errno;
-
-	if (!on_clockd())
-		return false;
-	if (clockd_clock_gettime(c, ts) == 0)
-		return true;
-	daemon_lost(errno);
-	errno = err;
-	return false;
 }
 
 PRELOAD_EXPORT int gettimeofday(struct timeval *restrict tv, void *restrict tz)
@@ -322,7 +679,7 @@ PRELOAD_EXPORT int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 	/* Linux takes a NULL @tv; the header says it may not be, so that a
 	 * plain test would be optimised away. */
 	__asm__("" : "+r"(out));
-	if (!out || !clockd_realtime(CLOCKD_REALTIME, &ts))
+	if (!out || read_clock(CLOCK_REALTIME, CLOCKD_REALTIME, &ts) != 0)
 		return REAL(gettimeofday)(tv, tz);
 	if (tz) {
 		struct timeval junk;
@@ -341,7 +698,7 @@ PRELOAD_EXPORT time_t time(time_t *t)
 {
 	struct timespec ts;
 
-	if (!clockd_realtime(CLOCKD_REALTIME_COARSE, &ts))
+	if (read_clock(CLOCK_REALTIME_COARSE, CLOCKD_REALTIME_COARSE, &ts) != 0)
 		return REAL(time)(t);
 	if (t)
 		*t = ts.tv_sec;
@@ -350,37 +707,116 @@ PRELOAD_EXPORT time_t time(time_t *t)
 
 /* ---- sleeps ---------------------------------------------------------- */
 
+/*
+ * A sleep until @t on the process's clock @id (CLOCK_MONOTONIC, or
+ * CLOCK_REALTIME for an absolute sleep), whichever source serves it: on
+ * clockd, clockd's sleep (the process's clock is never behind clockd's, so
+ * that is never short); away, the kernel's, for what is left on the
+ * process's clock. Each round reads the clock again, so a sleep across a
+ * switch never ends early. 0 or an errno; EINTR with the time left in
+ * *@left.
+ */
+static int sleep_until(clockid_t id, int64_t t, int64_t *left)
+{
+	clockid_t c = map_sleep(id);
+	struct timespec now, ts;
+	int m, err;
+
+	for (;;) {
+		if (read_clock(id, c, &now) != 0)
+			return errno;
+		*left = t - ts_to_ns(&now);
+		if (*left <= 0)
+			return 0;
+		m = current_mode();
+		if (m == MODE_CLOCKD || m == MODE_RETURNING) {
+			ts = ns_to_ts(t);
+			err = clockd_clock_nanosleep(c, TIMER_ABSTIME, &ts, NULL);
+			if (!daemon_error(err) && err != 0)
+				return err;
+			if (err)
+				go_away(m, err);
+			continue;
+		}
+		if (m == MODE_SWITCHING &&
+		    !pthread_equal(__atomic_load_n(&switcher, __ATOMIC_ACQUIRE), pthread_self())) {
+			sched_yield();
+			continue;
+		}
+		/* Away the process's realtime is the kernel's; its monotonic
+		 * clock runs at the kernel's rate. */
+		if (id == CLOCK_REALTIME) {
+			ts = ns_to_ts(t);
+			err = REAL(clock_nanosleep)(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL);
+		} else {
+			ts = ns_to_ts(*left);
+			err = REAL(clock_nanosleep)(CLOCK_MONOTONIC, 0, &ts, NULL);
+		}
+		if (err == EINTR) {
+			if (read_clock(id, c, &now) == 0)
+				*left = t - ts_to_ns(&now);
+			if (*left < 0)
+				*left = 0;
+			return EINTR;
+		}
+		if (err)
+			return err;
+	}
+}
+
+/* A clockd sleep failed (the daemon went away under it, or was away):
+ * the rest on whichever clock serves the process now. A relative sleep
+ * starts again from now: longer, never shorter. */
+static int sleep_away(clockid_t id, int flags, const struct timespec *req, struct timespec *rem)
+{
+	struct timespec now;
+	int64_t t, left = 0;
+	int err;
+
+	if (!req)
+		return EFAULT;
+	if (req->tv_nsec < 0 || req->tv_nsec >= (long)NSEC_PER_SEC || req->tv_sec < 0 || (flags & ~TIMER_ABSTIME))
+		return EINVAL;
+	if (flags & TIMER_ABSTIME)
+		return sleep_until(id, ts_to_ns(req), &left);
+	if (read_clock(CLOCK_MONOTONIC, CLOCKD_MONOTONIC, &now) != 0)
+		return errno;
+	t = ts_to_ns(&now) + ts_to_ns(req);
+	err = sleep_until(CLOCK_MONOTONIC, t, &left);
+	if (err == EINTR && rem)
+		*rem = ns_to_ts(left);
+	return err;
+}
+
 PRELOAD_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
 				   struct timespec *rem)
 {
 	clockid_t c = map_sleep(id);
-	int err;
+	int m, err;
 
-	if (c && on_clockd()) {
+	if (!c)
+		return REAL(clock_nanosleep)(id, flags, req, rem);
+	m = current_mode();
+	if (m == MODE_KERNEL)
+		return REAL(clock_nanosleep)(id, flags, req, rem);
+	if (m == MODE_CLOCKD || m == MODE_RETURNING) {
 		err = clockd_clock_nanosleep(c, flags, req, rem);
 		if (!daemon_error(err))
 			return err;
-		daemon_lost(err);
+		go_away(m, err);
 	}
-	return REAL(clock_nanosleep)(id, flags, req, rem);
+	return sleep_away(id, flags, req, rem);
 }
 
 /* Linux measures nanosleep() on CLOCK_MONOTONIC; so does this. */
 PRELOAD_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	int err;
+	int err = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
 
-	if (on_clockd()) {
-		err = clockd_clock_nanosleep(CLOCKD_MONOTONIC, 0, req, rem);
-		if (!daemon_error(err)) {
-			if (err == 0)
-				return 0;
-			errno = err;
-			return -1;
-		}
-		daemon_lost(err);
-	}
-	return REAL(nanosleep)(req, rem);
+	if (err == 0)
+		return 0;
+	errno = err;
+	return -1;
 }
 
 /* ---- POSIX timers ---------------------------------------------------- */
@@ -513,14 +949,86 @@ static int create_own(clockid_t c, const struct sigevent *sev, timer_t *timerid)
 	return 0;
 }
 
+/*
+ * The kernel's timers made here on CLOCK_REALTIME or CLOCK_MONOTONIC for a
+ * process that reads clockd's clocks (made away from clockd, or
+ * SIGEV_THREAD_ID): they stay the kernel's for their life and expire by
+ * the kernel's clock, but the process's absolute times are on its own
+ * clock. timer_settime() with TIMER_ABSTIME moves such an expiry by the
+ * process's offset to the kernel at the time of arming (kernel_abs).
+ * Guarded by own_lock; a timer beyond KTIMER_MAX is armed unconverted.
+ */
+#define KTIMER_MAX 256
+
+static struct {
+	timer_t id;
+	clockid_t clock;
+	bool used;
+} ktimers[KTIMER_MAX];
+
+static void ktimer_add(timer_t id, clockid_t clock)
+{
+	pthread_mutex_lock(&own_lock);
+	for (int i = 0; i < KTIMER_MAX; i++) {
+		if (!ktimers[i].used) {
+			ktimers[i].id = id;
+			ktimers[i].clock = clock;
+			ktimers[i].used = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&own_lock);
+}
+
+/* The clock of kernel timer @id if it is one of ktimers (removed from
+ * the table with @remove), else -1. */
+static clockid_t ktimer_clock(timer_t id, bool remove)
+{
+	clockid_t clock = -1;
+
+	pthread_mutex_lock(&own_lock);
+	for (int i = 0; i < KTIMER_MAX; i++) {
+		if (ktimers[i].used && ktimers[i].id == id) {
+			clock = ktimers[i].clock;
+			ktimers[i].used = !remove;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&own_lock);
+	return clock;
+}
+
+/* Absolute time @t of the process's clock @id as the kernel's clock @id:
+ * @t less the process's offset to the kernel, plus the resolution of the
+ * process's clock (a clockd clock without a counter the client reads
+ * moves once a tick: read at the kernel's expiry it may still show the
+ * tick before). The process's clock is read first: the offset is then
+ * never overestimated, so the expiry is never moved early. */
+static struct timespec kernel_abs(clockid_t id, const struct timespec *t)
+{
+	struct timespec p, res;
+	int64_t k;
+
+	if (read_clock(id, map_read(id), &p) != 0)
+		return *t;
+	k = kernel_ns(id);
+	if (clock_getres(id, &res) != 0)
+		res = (struct timespec){ 0, 0 };
+	return ns_to_ts(ts_to_ns(t) - (ts_to_ns(&p) - k) + ts_to_ns(&res));
+}
+
 PRELOAD_EXPORT int timer_create(clockid_t id, struct sigevent *restrict sev, timer_t *restrict timerid)
 {
 	clockid_t c = map_sleep(id);
+	int r;
 
 	/* SIGEV_THREAD_ID names a thread libclockd cannot signal: libc's. */
 	if (OWN_TIMERS && c && on_clockd() && !(sev && sev->sigev_notify == SIGEV_THREAD_ID))
 		return create_own(c, sev, timerid);
-	return REAL(timer_create)(id, sev, timerid);
+	r = REAL(timer_create)(id, sev, timerid);
+	if (r == 0 && c && timerid && current_mode() != MODE_KERNEL)
+		ktimer_add(*timerid, id);
+	return r;
 }
 
 PRELOAD_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *restrict value,
@@ -528,8 +1036,19 @@ PRELOAD_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec 
 {
 	clockd_timer_t t = own_timer(id);
 
+	struct itimerspec v;
+	clockid_t clock;
+
 	if (t)
 		return clockd_timer_settime(t, flags, value, old);
+	if ((flags & TIMER_ABSTIME) && value && (value->it_value.tv_sec || value->it_value.tv_nsec) &&
+	    (clock = ktimer_clock(id, false)) >= 0) {
+		v = *value;
+		v.it_value = kernel_abs(clock, &value->it_value);
+		if (v.it_value.tv_sec < 0) /* long past: expire now */
+			v.it_value = (struct timespec){ 0, 1 };
+		return REAL(timer_settime)(id, flags, &v, old);
+	}
 	return REAL(timer_settime)(id, flags, value, old);
 }
 
@@ -555,8 +1074,10 @@ PRELOAD_EXPORT int timer_delete(timer_t id)
 {
 	clockd_timer_t t = own_timer(id);
 
-	if (!t)
+	if (!t) {
+		(void)ktimer_clock(id, true);
 		return REAL(timer_delete)(id);
+	}
 	if (clockd_timer_delete(t) != 0)
 		return -1;
 	own_free((int)((uintptr_t)id - OWN_BASE));

@@ -6,3 +6,10 @@ TESTS += tests/preload/preload.sh
 EXTRA_DIST += tests/preload/preload.sh
 tests_preload_ptest_SOURCES = tests/preload/ptest.c
 tests_preload_ptest_LDADD = src/libclockd/libclockd.la -lpthread
+# Issue 15: a preloaded program rides through a stopped and a restarted
+# daemon, its clocks never going back (tests/preload/switch.sh).
+check_PROGRAMS += tests/preload/follow
+TESTS += tests/preload/switch.sh
+EXTRA_DIST += tests/preload/switch.sh
+tests_preload_follow_SOURCES = tests/preload/follow.c
+tests_preload_follow_LDADD = src/libclockd/libclockd.la -lpthread

@@ -101,6 +101,11 @@ for kind in signal thread; do
 	ok $? "timer_create(CLOCK_MONOTONIC, SIGEV_$(echo $kind | tr a-z A-Z)) expires on clockd time: $out"
 done
 
+# --- a kernel timer (SIGEV_THREAD_ID) armed at an absolute time of the
+# program's realtime, 1000 s ahead of the kernel's ---
+out=$(pre "$PTEST" tidtimer $PPM)
+ok $? "timer_create(CLOCK_REALTIME, SIGEV_THREAD_ID) + TIMER_ABSTIME expires at the program's time: $out"
+
 # --- clockctl run ---
 now; c0=$c_real
 out=$(LD_PRELOAD="${san%:}" "$CLOCKCTL" run --page "$CLOCKD_SHM" -- date +%s.%N)

@@ -12,6 +12,12 @@
  *                      SIGEV_THREAD, armed 200 ms ahead, must expire on
  *                      clockd's clock, not the kernel's. Exit 0 if so,
  *                      else 1; one line of findings on stdout either way.
+ *   ptest tidtimer PPM run under libclockd-preload.so on a daemon whose
+ *                      clock runs PPM fast: a SIGEV_THREAD_ID timer (the
+ *                      kernel's) armed TIMER_ABSTIME on the program's
+ *                      CLOCK_REALTIME expires at that time of the
+ *                      program's clock (give or take the rates), not of
+ *                      the kernel's. Exit 0 if so; one line either way.
  *   ptest timed PROGRAM [ARG]...
  *                      run PROGRAM; print how long it took on
  *                      CLOCKD_MONOTONIC and on the kernel's CLOCK_MONOTONIC
@@ -235,6 +241,54 @@ static int cmd_timer(const char *kind, double ppm)
 	return ok ? 0 : 1;
 }
 
+/*
+ * A kernel timer that the preload library arms for a program on clockd
+ * (SIGEV_THREAD_ID: libclockd cannot signal one thread): TIMER_ABSTIME on
+ * CLOCK_REALTIME, 200 ms ahead of the program's realtime, which is
+ * clockd's, 1000 s apart from the kernel's in preload.sh. The library
+ * moves the expiry by that offset, so it must expire within 10 s. It runs
+ * 200 ms of the kernel's time, which are 200 ms less PPM of clockd's: a
+ * clock slower than the kernel's reads that much less than the target
+ * (and up to a tick more, STALE_NS, for a read behind).
+ */
+static int cmd_tidtimer(double ppm)
+{
+	long long early = ppm < 0 ? (long long)(ARM_NS * -ppm / 1e6) + STALE_NS : 0;
+	struct sigevent sev;
+	struct itimerspec its;
+	struct timespec now, wait = { 10, 0 };
+	long long target;
+	sigset_t set;
+	timer_t t;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev._sigev_un._tid = (int)syscall(SYS_gettid);
+	if (timer_create(CLOCK_REALTIME, &sev, &t) != 0) {
+		printf("timer_create: %s\n", strerror(errno));
+		return 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	target = ts_ns(&now) + ARM_NS;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(target / NSEC);
+	its.it_value.tv_nsec = (long)(target % NSEC);
+	if (timer_settime(t, TIMER_ABSTIME, &its, NULL) != 0) {
+		printf("timer_settime: %s\n", strerror(errno));
+		return 1;
+	}
+	sig = sigtimedwait(&set, NULL, &wait);
+	clock_gettime(CLOCK_REALTIME, &now);
+	printf("%s at %+lld us of the program's realtime from the target (%lld us early at most)\n",
+	       sig == SIGRTMIN ? "expired" : "did not expire", (ts_ns(&now) - target) / 1000, early / 1000);
+	return sig == SIGRTMIN && ts_ns(&now) >= target - early ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "now") == 0)
@@ -242,6 +296,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "timer") == 0 &&
 	    (strcmp(argv[2], "signal") == 0 || strcmp(argv[2], "thread") == 0))
 		return cmd_timer(argv[2], atof(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "tidtimer") == 0)
+		return cmd_tidtimer(atof(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "timed") == 0)
 		return cmd_timed(argv + 2);
 	fprintf(stderr, "usage: ptest now | ptest timer signal|thread PPM | ptest timed PROGRAM [ARG]...\n");
