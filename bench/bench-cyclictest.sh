@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # cyclictest (Debian's rt-tests) plainly and under libclockd-preload.so,
 # same options, side by side against a private daemon (HZ=1000, its
-# default clocksource): REPS repetitions, each a run of each in alternating
-# order (so both see the same machine); per repetition the wake-up
+# default clocksource): REPS repetitions, each CHUNKS short runs of each
+# in alternating order (so both see the same machine, bursts of load
+# from elsewhere included); per repetition the wake-up
 # latency p50 and p99 of each and their ratios (preload / plain), then
 # the figures of all the repetitions' histograms summed. Under the library
 # cyclictest's clock_gettime and clock_nanosleep(CLOCK_MONOTONIC,
@@ -13,14 +14,20 @@
 #   bench-cyclictest.sh BUILDDIR [LABEL]
 #   CYCLICTEST_OPTS  the options (default below); -h US is needed
 #   BENCH_REPS       repetitions (5)
+#   BENCH_CHUNKS     runs of each side per repetition (5)
 #   BENCH_P99        the p99 ratio target (1.2)
 set -eu
 builddir=${1:?usage: bench-cyclictest.sh BUILDDIR [LABEL]}
 label=${2:-}
-opts=${CYCLICTEST_OPTS:--m -q -l 2000 -i 1000 -h 10000 -t 1 -a 0}
+opts=${CYCLICTEST_OPTS:--m -q -l 400 -i 1000 -h 10000 -t 1 -a 0}
 reps=${BENCH_REPS:-5}
+chunks=${BENCH_CHUNKS:-5}
 target=${BENCH_P99:-1.2}
 lib=$builddir/src/libclockd/.libs/libclockd-preload.so
+pre="LD_PRELOAD=$lib CLOCKD_PRELOAD=refuse"
+# BENCH_AA=1: the "preload" side runs plainly too, for the noise floor
+# (how far apart two identical sides come out on this machine).
+[ -z "${BENCH_AA:-}" ] || pre="CLOCKD_BENCH_AA=1"
 
 if ! command -v cyclictest >/dev/null 2>&1; then
 	echo "  skipped: cyclictest is not installed (Debian package rt-tests)"
@@ -42,7 +49,7 @@ until "$builddir/src/clockctl/clockctl" status >/dev/null 2>&1; do
 	sleep 0.1
 done
 res=$("$builddir/src/clockctl/clockctl" time | awk '$1 == "monotonic" { print $3 " " $4 }')
-echo "  cyclictest $opts${label:+; $label}; $reps repetitions side by side; clockd CLOCKD_MONOTONIC resolution $res"
+echo "  cyclictest $opts${label:+; $label}; $reps repetitions of $chunks runs a side, alternating; clockd CLOCKD_MONOTONIC resolution $res"
 
 # run NAME [VAR=VALUE]...: cyclictest into $dir/NAME
 run() {
@@ -74,12 +81,16 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN { print ((x ~ /^[0-9.]+$/ && y ~ /^[0-9
 printf '  %-4s %8s %8s %8s %8s %8s %8s\n' rep plain50 pre50 plain99 pre99 p50x p99x
 r=1 met=0 worst=0
 while [ $r -le "$reps" ]; do
-	if [ $((r % 2)) = 1 ]; then
-		run plain.$r; run preload.$r LD_PRELOAD="$lib" CLOCKD_PRELOAD=refuse
-	else
-		run preload.$r LD_PRELOAD="$lib" CLOCKD_PRELOAD=refuse; run plain.$r
-	fi
-	set -- $(stats "$dir/plain.$r") $(stats "$dir/preload.$r")
+	k=1
+	while [ $k -le "$chunks" ]; do
+		if [ $(((r + k) % 2)) = 0 ]; then
+			run plain.$r.$k; run preload.$r.$k $pre
+		else
+			run preload.$r.$k $pre; run plain.$r.$k
+		fi
+		k=$((k + 1))
+	done
+	set -- $(stats "$dir"/plain.$r.*) $(stats "$dir"/preload.$r.*)
 	x50=$(ratio "$5" "$1") x99=$(ratio "$6" "$2")
 	printf '  %-4s %8s %8s %8s %8s %8s %8s\n' "$r" "$1" "$5" "$2" "$6" "$x50" "$x99"
 	met=$(awk -v x="$x99" -v t="$target" -v m="$met" 'BEGIN { print m + (x != "-" && x + 0 <= t + 0) }')

@@ -5,14 +5,16 @@
  *  - delivery lateness of a daemon-delivered 1 ms periodic POSIX timer
  *    (CLOCKD_SIGEV_THREAD_CPU) against a timerfd of the same period read by
  *    a thread of the same class (the caller's: run it under chrt) pinned to
- *    the same CPU. The two are measured side by side: each repetition is a
- *    phase of each, in alternating order, so both see the same machine;
- *    p50 and p99 of each phase and their ratios, then the pooled figures;
+ *    the same CPU. The two are measured side by side: each repetition is
+ *    short phases of each in alternating order, so both see the same
+ *    machine; per repetition p50 and p99 of each side and their ratios,
+ *    then the pooled figures;
  *  - arm+cancel per second through the public API (clockd_mod_timer +
  *    clockd_del_timer on timers of the other CPU), once per repetition.
  *
- * usage: bench-timers [-r REPS] [-n EXPIRIES] [-l] [-P P50] [-Q P99] [-T MOPS]
- *   -r  repetitions (5), -n  expiries per phase (2000), -l  latency only;
+ * usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-l] [-P P50] [-Q P99] [-T MOPS]
+ *   -r  repetitions (5), -n  expiries a side per repetition (2000), in -c
+ *   phases a side (5), -l  latency only;
  *   -P, -Q  the p50 and p99 ratio targets (1.1, 1.3), -T  the arm+cancel
  *   target in M pairs/s (1.5). The exit status is 0 whether or not they are
  *   met: the figures are the output.
@@ -37,9 +39,9 @@
 #define MAX_REPS 50
 #define MAX_N 100000
 
-static int nexp = 2000;
+static int nexp = 2000, chunks = 5;
 static int64_t *late, *direct_late, *pool_late, *pool_direct;
-static int nlate;
+static int nlate, late_end; /* the daemon phase fills late[nlate .. late_end) */
 static clockd_timer_t ptimer;
 static int64_t first, seen_expiries;
 /* This process's CPU time in each side's phases, ns. */
@@ -64,7 +66,7 @@ static void on_fire(union sigval v)
 
 	(void)v;
 	seen_expiries += 1 + clockd_timer_getoverrun(ptimer);
-	if (n < nexp) {
+	if (n < late_end) {
 		late[n] = now - (first + (seen_expiries - 1) * PERIOD_NS);
 		__atomic_store_n(&nlate, n + 1, __ATOMIC_RELEASE);
 	}
@@ -83,14 +85,16 @@ static int64_t pct(const int64_t *v, int n, double p)
 	return v[(int)(p * (n - 1))];
 }
 
-static void daemon_phase(int cpu)
+/* @count expiries of each side into late[@from ...], direct_late[@from ...]. */
+static void daemon_phase(int cpu, int from, int count)
 {
 	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = cpu, .fn = on_fire };
 	struct itimerspec its = { .it_interval = { 0, PERIOD_NS } };
 
 	int64_t c0 = clk(CLOCK_PROCESS_CPUTIME_ID);
 
-	nlate = 0;
+	nlate = from;
+	late_end = from + count;
 	seen_expiries = 0;
 	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &ptimer) < 0) {
 		perror("clockd_timer_create");
@@ -103,7 +107,7 @@ static void daemon_phase(int cpu)
 		perror("clockd_timer_settime");
 		exit(1);
 	}
-	while (__atomic_load_n(&nlate, __ATOMIC_ACQUIRE) < nexp)
+	while (__atomic_load_n(&nlate, __ATOMIC_ACQUIRE) < late_end)
 		usleep(10000);
 	clockd_timer_delete(ptimer);
 	cpu_daemon += clk(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -113,10 +117,10 @@ static void *direct_thread(void *p)
 {
 	struct itimerspec its = { .it_interval = { 0, PERIOD_NS } };
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	const int *range = p;
 	int64_t start, n = 0;
 	uint64_t count;
 
-	(void)p;
 	start = clk(CLOCK_MONOTONIC) + 10 * PERIOD_NS;
 	its.it_value.tv_sec = start / NS;
 	its.it_value.tv_nsec = start % NS;
@@ -124,7 +128,7 @@ static void *direct_thread(void *p)
 		perror("bench-timers: timerfd");
 		exit(1);
 	}
-	for (int i = 0; i < nexp; i++) {
+	for (int i = range[0]; i < range[0] + range[1]; i++) {
 		if (read(fd, &count, sizeof(count)) != sizeof(count)) {
 			perror("bench-timers: timerfd read");
 			exit(1);
@@ -138,8 +142,9 @@ static void *direct_thread(void *p)
 
 /* The timerfd on a thread pinned to @cpu; created with the default
  * attributes it inherits our scheduling class, as the delivery thread does. */
-static void direct_phase(int cpu)
+static void direct_phase(int cpu, int from, int count)
 {
+	int range[2] = { from, count };
 	int64_t c0 = clk(CLOCK_PROCESS_CPUTIME_ID);
 	pthread_attr_t attr;
 	cpu_set_t set;
@@ -149,7 +154,7 @@ static void direct_phase(int cpu)
 	CPU_SET(cpu, &set);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	if (pthread_create(&th, &attr, direct_thread, NULL) != 0) {
+	if (pthread_create(&th, &attr, direct_thread, range) != 0) {
 		fprintf(stderr, "bench-timers: pthread_create failed\n");
 		exit(1);
 	}
@@ -200,18 +205,21 @@ static void latency(int reps, int cpu, double t50, double t99)
 	int np = 0, met = 0;
 
 	printf("== client timers: delivery lateness (us) of a 1 ms periodic timer on CPU %d, clockd "
-	       "(THREAD_CPU) vs the client's own timerfd, %d expiries each, %d repetitions side by side\n",
-	       cpu, nexp, reps);
+	       "(THREAD_CPU) vs the client's own timerfd, %d expiries each, %d repetitions of %d phases a side, "
+	       "alternating\n", cpu, nexp, reps, chunks);
 	printf("  %-4s %9s %9s %9s %9s %8s %8s\n", "rep", "clockd50", "tfd50", "clockd99", "tfd99", "p50x",
 	       "p99x");
 	for (int r = 0; r < reps; r++) {
-		/* Alternate the order: neither side always runs second. */
-		if (r % 2) {
-			direct_phase(cpu);
-			daemon_phase(cpu);
-		} else {
-			daemon_phase(cpu);
-			direct_phase(cpu);
+		/* Short phases in alternating order: neither side always runs
+		 * second, and a burst of load from elsewhere falls on both. */
+		for (int k = 0, from = 0; k < chunks; k++, from += nexp / chunks) {
+			if ((r + k) % 2) {
+				direct_phase(cpu, from, nexp / chunks);
+				daemon_phase(cpu, from, nexp / chunks);
+			} else {
+				daemon_phase(cpu, from, nexp / chunks);
+				direct_phase(cpu, from, nexp / chunks);
+			}
 		}
 		memcpy(pool_late + np, late, (size_t)nexp * sizeof(*late));
 		memcpy(pool_direct + np, direct_late, (size_t)nexp * sizeof(*late));
@@ -247,23 +255,26 @@ int main(int argc, char **argv)
 	bool latency_only = false;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "r:n:lP:Q:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:lP:Q:T:")) != -1) {
 		switch (opt) {
 		case 'r': reps = atoi(optarg); break;
 		case 'n': nexp = atoi(optarg); break;
+		case 'c': chunks = atoi(optarg); break;
 		case 'l': latency_only = true; break;
 		case 'P': t50 = atof(optarg); break;
 		case 'Q': t99 = atof(optarg); break;
 		case 'T': tops = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-l] [-P P50] [-Q P99] [-T MOPS]\n");
+			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-l] [-P P50] [-Q P99] [-T MOPS]\n");
 			return 2;
 		}
 	}
-	if (reps < 1 || reps > MAX_REPS || nexp < 100 || nexp > MAX_N) {
-		fprintf(stderr, "bench-timers: 1 <= REPS <= %d, 100 <= EXPIRIES <= %d\n", MAX_REPS, MAX_N);
+	if (reps < 1 || reps > MAX_REPS || nexp < 100 || nexp > MAX_N || chunks < 1 || chunks > nexp / 100) {
+		fprintf(stderr, "bench-timers: 1 <= REPS <= %d, 100 <= EXPIRIES <= %d, 1 <= PHASES <= EXPIRIES / 100\n",
+			MAX_REPS, MAX_N);
 		return 2;
 	}
+	nexp = nexp / chunks * chunks;
 	late = calloc((size_t)nexp, sizeof(*late));
 	direct_late = calloc((size_t)nexp, sizeof(*late));
 	pool_late = calloc((size_t)nexp * (size_t)reps, sizeof(*late));
