@@ -22,6 +22,8 @@
 
 #include <clockd/page.h>
 #include "clockd/discipline.h"
+#include "clockd/pagefile.h"
+#include "shared/config.h"
 #include "shared/log.h"
 
 #define HZ 100
@@ -122,9 +124,11 @@ static void run(const struct pulses *p, double seconds, double jitter, uint64_t 
 {
 	static struct timekeeper tk;
 	static struct clockd_page pg;
+	static struct pagefile pf;
 	static struct discipline d;
 	struct clockd_config cfg;
-	struct reference ref = { .name = "sim" };
+	struct discipline_params dp;
+	struct reference ref = { .name = "sim", .drv = &ref_sim };
 	double sum2 = 0;
 	unsigned nsamples = (unsigned)(seconds * 1e9 / SAMPLE_NS), ns = 0, from = nsamples * 2 / 3;
 	double *err = calloc(nsamples + 1, sizeof(*err));
@@ -136,8 +140,12 @@ static void run(const struct pulses *p, double seconds, double jitter, uint64_t 
 	}
 	memset(&tk, 0, sizeof(tk));
 	memset(&pg, 0, sizeof(pg));
+	memset(&pf, 0, sizeof(pf));
+	pf.pg = &pg;
 	config_defaults(&cfg);
-	discipline_init(&d, &tk, &pg, &ref, &cfg);
+	dp = (struct discipline_params){ .step_ms = cfg.discipline_step_ms, .restep_ms = cfg.discipline_restep_ms,
+					 .max_ppm = cfg.discipline_max_ppm };
+	discipline_init(&d, &tk, &pf, &ref, &dp);
 	if (!adaptive) {
 		d.window_max = 64;
 		d.adaptive = false;

@@ -17,8 +17,8 @@ bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
 # The discipline against a simulated 1 PPS, faster than real time: the
 # fixed window against the adaptive history.
 EXTRA_PROGRAMS += bench/bench-discipline
-bench_bench_discipline_SOURCES = bench/bench-discipline.c src/clockd/discipline.c src/clockd/discipline.h
-bench_bench_discipline_LDADD = src/shared/libshared.la -lm
+bench_bench_discipline_SOURCES = bench/bench-discipline.c
+bench_bench_discipline_LDADD = src/clockd/libclockd-daemon.la -lm
 EXTRA_DIST += bench/run.sh bench/bench-cyclictest.sh
 CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-timers \
 	bench/bench-discipline

@@ -6,8 +6,33 @@ set -eu
 builddir=${1:?usage: run.sh BUILDDIR}
 dir=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"; }
+busy=
+cleanup() { busy_stop; [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT INT TERM
+
+# busy_start: a SCHED_OTHER busy loop pinned to every CPU (the "both CPUs
+# saturated" load of the latency figures); busy_stop ends them.
+busy_start() {
+	c=0
+	while [ $c -lt "$(nproc)" ]; do
+		taskset -c $c sh -c 'while :; do :; done' &
+		busy="$busy $!"
+		c=$((c + 1))
+	done
+}
+busy_stop() {
+	[ -z "$busy" ] || { kill $busy 2>/dev/null; wait $busy 2>/dev/null || :; }
+	busy=
+}
+
+# The latency figures are for SCHED_FIFO clients (what a real-time user
+# runs); without the right to it they are SCHED_OTHER, and say so.
+if chrt -f 50 true 2>/dev/null; then
+	fifo="chrt -f 50"
+else
+	fifo=
+	echo "bench: SCHED_FIFO refused here: the client latency figures below are SCHED_OTHER"
+fi
 
 "$builddir/src/clockd/clockd" -o page="$dir/page" -o hz=1000 2>"$dir/clockd.log" &
 pid=$!
@@ -83,22 +108,54 @@ with_socket() {
 	done
 }
 
-echo "== client timers (libclockd) vs direct timerfd"
+# Five repetitions, each a phase of the daemon-delivered timer and one of
+# the client's own timerfd side by side; the client SCHED_FIFO 50, the
+# daemon on its defaults (timer bases FIFO 30, tick thread FIFO 40, the
+# shipped policy); then the same with every CPU busy with a SCHED_OTHER
+# loop.
+echo "== client timers (libclockd) vs the client's own timerfd, quiet"
 with_socket
-"$builddir/bench/bench-timers"
+$fifo "$builddir/bench/bench-timers" -r 5 -P 1.1 -Q 1.3 -T 1.5
+echo "== client timers (libclockd) vs the client's own timerfd, a SCHED_OTHER busy loop on each CPU"
+busy_start
+$fifo "$builddir/bench/bench-timers" -r 5 -l -P 1.1 -Q 1.5
+busy_stop
 
 # A well-behaved client's 1 ms timer on the last CPU, quiet and while four
 # attackers (timers beyond the quota on the same CPU, connections without
 # end, garbage, requests beyond the message quota) flood the daemon, in
 # alternating phases: lateness p50..max and the ratios (target p99 <=
-# 1.5x), the daemon's peak memory, what each attacker got. The client and
-# the daemon's timer bases run SCHED_FIFO 50 (its tick thread 60), the attackers SCHED_OTHER.
-echo "== flood: a well-behaved client's timer, quiet vs flooded (default quotas)"
-with_socket -o timer_priority=50 -o tick_priority=60
-"$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 60
+# 1.5x), the daemon's peak memory, what each attacker got. The client runs
+# SCHED_FIFO 50, the daemon on its defaults, the attackers SCHED_OTHER.
+# Five runs, each a fresh daemon; every run's p99 ratio must meet it.
+echo "== flood: a well-behaved client's timer, quiet vs flooded (default quotas), 5 runs"
+r=1 met=0
+while [ $r -le 5 ]; do
+	with_socket
+	"$builddir/tests/stress/flood" --bench "$pid" $(($(nproc) - 1)) 60 >"$dir/flood"
+	[ $r -gt 1 ] || grep -v 'target' "$dir/flood"
+	awk -v r=$r '$1 == "p99" { printf "  run %d: p99 quiet %s us, flooded %s us, ratio %s\n", r, $2, $3, $4 }' "$dir/flood"
+	! grep -q 'target.*: met' "$dir/flood" || met=$((met + 1))
+	r=$((r + 1))
+done
+echo "  target p99 flooded <= 1.5x quiet: $([ $met = 5 ] && echo met || echo MISSED) in $met of 5 runs"
 
 # cyclictest (rt-tests) plainly and under libclockd-preload.so: wake-up
 # latency p50/p99/max and their ratios; it starts a daemon of its own.
+# SCHED_OTHER (cyclictest's default) and SCHED_FIFO 80, quiet and with a
+# busy loop on each CPU. A SCHED_OTHER cyclictest's tail is the kernel's
+# fair scheduler sharing the CPU with whatever else runs: two plain runs
+# side by side differ by as much as 2x at p99 on a loaded machine.
 echo "== cyclictest: plain vs libclockd-preload.so"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
-sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir"
+ct="-m -q -l 400 -i 1000 -h 10000 -t 1 -a 0"
+CYCLICTEST_OPTS="$ct" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_OTHER, quiet"
+busy_start
+CYCLICTEST_OPTS="$ct" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_OTHER, busy loops"
+busy_stop
+if [ -n "$fifo" ]; then
+	CYCLICTEST_OPTS="$ct -p 80" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_FIFO 80, quiet"
+	busy_start
+	CYCLICTEST_OPTS="$ct -p 80" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_FIFO 80, busy loops"
+	busy_stop
+fi

@@ -213,7 +213,7 @@ const struct config_key config_table[] = {
 	  0, 0, cpus_validate },
 	{ "timer_priority", CFG_UINT, "30", 0, 99, NULL, FIELD(timer_priority),
 	  "SCHED_FIFO priority of the timer threads (0: SCHED_OTHER; not permitted: SCHED_OTHER, logged)" },
-	{ "timer_lead_ns", CFG_UINT, "20000", 0, 1000000, NULL, FIELD(timer_lead_ns),
+	{ "timer_lead_ns", CFG_UINT, "30000", 0, 1000000, NULL, FIELD(timer_lead_ns),
 	  "ns timers are handed to the client this early; it waits out the rest itself" },
 	{ "timer_ring_slots", CFG_UINT, "4096", 64, 65536, NULL, FIELD(timer_ring_slots),
 	  "records in each client ring (submission and delivery, per CPU), a power of two",
