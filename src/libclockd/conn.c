@@ -10,10 +10,17 @@
  * Lifetime: a struct lib_conn is counted (the current-connection pointer
  * and each delivery thread hold a reference) and freed, with its mapping
  * and descriptors, by the last holder. Losing it (the daemon went away or
- * broke the protocol) detaches it at once under lib_tlock, bumps lib_epoch
- * (every timer stops being pending), and wakes its threads, which see
- * c->dead and leave; the next arming call reports ECONNRESET once, and the
- * one after that connects again.
+ * broke the protocol) detaches it at once under lib_tlock and wakes its
+ * threads, which see c->dead and leave.
+ *
+ * Reconnecting: the timers stay pending. A reconnect thread tries the
+ * socket again, 1 ms after the loss and then at doubling intervals of at
+ * most RECONNECT_MAX_SLEEP_MS (an arming call meanwhile tries too); the
+ * first daemon that accepts gets every pending timer armed again at its
+ * absolute expiry (lib_table_rearm). If none comes within the reconnect
+ * timeout (clockd_set_reconnect_timeout()), lib_epoch is bumped (every
+ * timer stops being pending, no callback runs), the next arming call
+ * reports ECONNRESET once, and the one after that connects again.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,6 +49,11 @@
  * stuck, the call fails with EAGAIN. */
 #define FULL_WAIT_NS 1000000000LL
 #define DELIVER_BATCH LIB_DELIVER_MAX
+/* The default reconnect timeout: systemd restarts clockd 1 s after it
+ * died (RestartSec=1s in clockd.service) and a daemon takes well under a
+ * second to serve; 5 s leaves room for a loaded machine. */
+#define RECONNECT_DEFAULT_MS 5000u
+#define RECONNECT_MAX_SLEEP_MS 50
 
 struct lib_cpu {
 	int cpu;
@@ -67,6 +79,10 @@ uint32_t lib_epoch = 1;
 
 static struct lib_conn *cur;
 static bool lost_report;  /* the next arming call says ECONNRESET */
+static bool reconnecting; /* lost, timers kept until lost_at + timeout */
+static bool reconnector;  /* the reconnect thread runs */
+static int64_t lost_at;
+static uint32_t reconnect_ms = RECONNECT_DEFAULT_MS;
 static bool timers_used;  /* a timer call was made: clockd_fd() is too late */
 static int epoll_fd = -1; /* clockd_fd() mode */
 static pthread_mutex_t dispatch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -330,7 +346,7 @@ static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
 	return 0;
 }
 
-static int conn_open(struct lib_conn **out)
+static int conn_open(struct lib_conn **out, unsigned *lost)
 {
 	struct ctl_hello_ack ack = { 0 };
 	struct sockaddr_un sa;
@@ -348,10 +364,10 @@ static int conn_open(struct lib_conn **out)
 	err = conn_connect(c, &sa);
 	if (err == 0)
 		err = conn_hello(c, &ack);
-	if (err == 0)
-		err = lib_table_reset(ack.max_timers);
 	if (err == 0 && epoll_fd >= 0)
 		err = watch_conn(c);
+	if (err == 0)
+		err = lib_table_reset(ack.max_timers, lost);
 	if (err < 0) {
 		conn_free(c);
 		return err;
@@ -360,9 +376,35 @@ static int conn_open(struct lib_conn **out)
 	return 0;
 }
 
+/* With lib_tlock held: connect, and arm the timers kept pending. 0 or
+ * -errno (no connection). */
+static int conn_make(void)
+{
+	unsigned lost = 0;
+	struct lib_conn *c;
+	int err;
+
+	err = conn_open(&c, &lost);
+	if (err < 0)
+		return err;
+	cur = c;
+	reconnecting = false;
+	lost += lib_table_rearm(c);
+	/* Timers the new daemon would not take (its quota) are lost: say so
+	 * as a lost connection does. */
+	if (lost)
+		lost_report = true;
+	return 0;
+}
+
 struct lib_conn *lib_conn_current(void)
 {
 	return cur;
+}
+
+bool lib_conn_reconnecting(void)
+{
+	return reconnecting;
 }
 
 struct lib_conn *lib_conn_get(int *err)
@@ -377,9 +419,9 @@ struct lib_conn *lib_conn_get(int *err)
 	}
 	if (cur)
 		return cur;
-	e = conn_open(&cur);
-	if (e < 0) {
-		*err = -e;
+	e = conn_make();
+	if (e < 0 || !cur) {
+		*err = e < 0 ? -e : ECONNRESET;
 		return NULL;
 	}
 	return cur;
@@ -447,20 +489,94 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 	return 0;
 }
 
+/* With lib_tlock held: no daemon came back in time; every timer stops
+ * being pending. */
+static void give_up(void)
+{
+	reconnecting = false;
+	lib_epoch++;
+	lib_table_drop();
+	lost_report = true;
+}
+
+static int64_t reconnect_deadline(void)
+{
+	return lost_at + (int64_t)reconnect_ms * 1000000;
+}
+
+/* Until a daemon takes us again or the timeout passes: try, sleep, try. */
+static void *reconnect_thread(void *arg)
+{
+	int64_t sleep_ms = 1;
+
+	(void)arg;
+	pthread_mutex_lock(&lib_tlock);
+	while (reconnecting && !cur) {
+		int64_t left = reconnect_deadline() - mono_ns();
+		struct timespec ts;
+
+		if (left <= 0) {
+			give_up();
+			break;
+		}
+		if (left > sleep_ms * 1000000)
+			left = sleep_ms * 1000000;
+		ts.tv_sec = (time_t)(left / 1000000000);
+		ts.tv_nsec = (long)(left % 1000000000);
+		pthread_mutex_unlock(&lib_tlock);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&lib_tlock);
+		if (reconnecting && !cur && conn_make() == 0)
+			break;
+		sleep_ms = sleep_ms * 2 > RECONNECT_MAX_SLEEP_MS ? RECONNECT_MAX_SLEEP_MS : sleep_ms * 2;
+	}
+	reconnector = false;
+	pthread_mutex_unlock(&lib_tlock);
+	return NULL;
+}
+
+/* With lib_tlock held: start reconnecting (the timers stay pending). */
+static void reconnect_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t th;
+	int err;
+
+	lost_at = mono_ns();
+	reconnecting = true;
+	if (reconnect_ms == 0) {
+		give_up();
+		return;
+	}
+	if (reconnector)
+		return; /* it sees the new deadline */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, &attr, reconnect_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	/* Without the thread the next arming call reconnects, or finds the
+	 * timeout passed. */
+	if (err == 0)
+		reconnector = true;
+}
+
 void lib_conn_lose(struct lib_conn *c)
 {
 	if (c != cur || c->dead)
 		return;
 	c->dead = true;
 	cur = NULL;
-	lib_epoch++;
-	lost_report = true;
 	/* The daemon sees us go (if it lives); our threads wake and leave. */
 	shutdown(c->sock, SHUT_RDWR);
 	for (unsigned k = 0; k < c->n; k++)
 		efd_signal(c->pair[k].deliv_efd);
 	pthread_cond_broadcast(&lib_tcond);
 	conn_put(c);
+	reconnect_start();
 }
 
 /* Pop and run everything in pair @k's delivery ring. Returns the
@@ -580,11 +696,12 @@ static void after_fork_child(void)
 	pthread_mutex_init(&lib_tlock, NULL);
 	pthread_cond_init(&lib_tcond, NULL);
 	pthread_mutex_init(&dispatch_lock, NULL);
-	if (cur) {
-		cur = NULL;
-		lib_epoch++;
-	}
+	cur = NULL;
+	lib_epoch++;
+	lib_table_drop();
 	lost_report = false;
+	reconnecting = false;
+	reconnector = false;
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -596,7 +713,28 @@ static void fork_init(void)
 
 __attribute__((constructor)) static void conn_init(void)
 {
+	const char *e = getenv("CLOCKD_RECONNECT_MS");
+	char *end;
+	unsigned long v;
+
 	pthread_once(&fork_once, fork_init);
+	if (e && *e) {
+		errno = 0;
+		v = strtoul(e, &end, 10);
+		if (!*end && errno == 0 && v <= UINT32_MAX)
+			reconnect_ms = (uint32_t)v;
+	}
+}
+
+CLOCKD_EXPORT int clockd_set_reconnect_timeout(uint32_t ms)
+{
+	pthread_mutex_lock(&lib_tlock);
+	reconnect_ms = ms;
+	/* Disconnected now: the new bound counts from the loss. */
+	if (reconnecting && !cur && ms == 0)
+		give_up();
+	pthread_mutex_unlock(&lib_tlock);
+	return 0;
 }
 
 CLOCKD_EXPORT int clockd_fd(void)
