@@ -526,7 +526,16 @@ static void *reconnect_thread(void *arg)
 		pthread_mutex_unlock(&lib_tlock);
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&lib_tlock);
-		if (reconnecting && !cur && conn_make() == 0)
+		if (!reconnecting || cur)
+			break;
+		/* Nothing to keep (none pending, or all cancelled meanwhile):
+		 * the next arming call connects, as the first one did. A
+		 * connection with no timer would have no thread to see it go. */
+		if (!lib_table_any_pending()) {
+			reconnecting = false;
+			break;
+		}
+		if (conn_make() == 0)
 			break;
 		sleep_ms = sleep_ms * 2 > RECONNECT_MAX_SLEEP_MS ? RECONNECT_MAX_SLEEP_MS : sleep_ms * 2;
 	}

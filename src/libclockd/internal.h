@@ -152,6 +152,8 @@ int lib_table_reset(uint32_t max_timers, unsigned *lost);
  * Returns how many could not be armed (not pending any more); stops when
  * @c is lost meanwhile (the rest stay pending for the next one). */
 unsigned lib_table_rearm(struct lib_conn *c);
+/* With lib_tlock held: some timer of the table is pending. */
+bool lib_table_any_pending(void);
 /* With lib_tlock held: forget the table (after lib_epoch moved on: no
  * timer points into it any more). */
 void lib_table_drop(void);

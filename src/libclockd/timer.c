@@ -56,6 +56,25 @@ void lib_table_drop(void)
 
 static int id_alloc(struct lib_tcore *core);
 
+bool lib_table_any_pending(void)
+{
+	uint32_t words = (nids + 63) / 64;
+
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t used = ~freemap[w];
+
+		if (w == words - 1 && nids % 64)
+			used &= (1ull << (nids % 64)) - 1;
+		for (; used; used &= used - 1) {
+			const struct lib_tcore *core = slots[w * 64 + (uint32_t)__builtin_ctzll(used)].owner;
+
+			if (core && lib_core_pending(core))
+				return true;
+		}
+	}
+	return false;
+}
+
 int lib_table_reset(uint32_t max_timers, unsigned *lost)
 {
 	uint32_t n = max_timers > MAX_IDS ? MAX_IDS : max_timers;
@@ -215,7 +234,10 @@ unsigned lib_table_rearm(struct lib_conn *c)
 	return lost;
 }
 
-int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
+/* lib_core_arm() on the connection, made now if need be; -ECONNRESET
+ * with @core as it was when the connection turns out lost (the library
+ * reconnects). */
+static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	struct timerrec rec = *t;
 	struct lib_conn *c;
@@ -255,8 +277,23 @@ int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	core->cpu = lib_conn_cpu(c, k);
 	return lib_conn_serve(c, k);
 err_release:
+	if (err == -ECONNRESET && lib_conn_reconnecting())
+		return err;
 	core->pending = 0;
 	lib_core_release(core);
+	return err;
+}
+
+int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
+{
+	/* Found lost: once more, which connects again if a daemon is there
+	 * (its quota applies), else keeps the timer for the reconnection. */
+	int err = arm_now(core, cpu, t);
+
+	if (err == -ECONNRESET && lib_conn_reconnecting())
+		err = arm_now(core, cpu, t);
+	if (err == -ECONNRESET && lib_conn_reconnecting())
+		err = arm_later(core, cpu, t);
 	return err;
 }
 

@@ -1,7 +1,7 @@
 # The client timer API end to end: each test starts its own clockd on a
 # private page and control socket (tests/libtimers/daemon.c).
 LIBTIMERS_TESTS = tests/libtimers/pinned tests/libtimers/early tests/libtimers/races \
-	tests/libtimers/scale tests/libtimers/reconnect
+	tests/libtimers/scale tests/libtimers/reconnect tests/libtimers/restart
 check_PROGRAMS += $(LIBTIMERS_TESTS)
 TESTS += $(LIBTIMERS_TESTS) tests/libtimers/example.sh
 EXTRA_DIST += tests/libtimers/example.sh
@@ -17,3 +17,5 @@ tests_libtimers_scale_SOURCES = tests/libtimers/scale.c $(LIBTIMERS_COMMON)
 tests_libtimers_scale_LDADD = $(LIBTIMERS_LDADD)
 tests_libtimers_reconnect_SOURCES = tests/libtimers/reconnect.c $(LIBTIMERS_COMMON)
 tests_libtimers_reconnect_LDADD = $(LIBTIMERS_LDADD)
+tests_libtimers_restart_SOURCES = tests/libtimers/restart.c $(LIBTIMERS_COMMON)
+tests_libtimers_restart_LDADD = $(LIBTIMERS_LDADD)
