@@ -15,9 +15,12 @@
  *
  * Reconnecting: the timers stay pending. A reconnect thread tries the
  * socket again, 1 ms after the loss and then at doubling intervals of at
- * most RECONNECT_MAX_SLEEP_MS (an arming call meanwhile tries too); the
- * first daemon that accepts gets every pending timer armed again at its
- * absolute expiry (lib_table_rearm). If none comes within the reconnect
+ * most RECONNECT_MAX_SLEEP_MS, dialling without lib_tlock (a daemon that
+ * is slow to answer HELLO blocks no timer call); an arming call meanwhile
+ * tries too, as the first call does, so that the new daemon's quota
+ * applies to it. The first daemon that answers gets every pending timer
+ * armed again at its absolute expiry (lib_table_rearm). With nothing
+ * pending the thread just stops: the next arming call connects. If none comes within the reconnect
  * timeout (clockd_set_reconnect_timeout()), lib_epoch is bumped (every
  * timer stops being pending, no callback runs), the next arming call
  * reports ECONNRESET once, and the one after that connects again.
@@ -346,9 +349,10 @@ static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
 	return 0;
 }
 
-static int conn_open(struct lib_conn **out, unsigned *lost)
+/* A connection to the daemon, HELLO answered: no lock needed (nothing
+ * shared is touched), so the reconnect thread dials without lib_tlock. */
+static int conn_dial(struct lib_conn **out, struct ctl_hello_ack *ack)
 {
-	struct ctl_hello_ack ack = { 0 };
 	struct sockaddr_un sa;
 	struct lib_conn *c;
 	int err;
@@ -363,11 +367,7 @@ static int conn_open(struct lib_conn **out, unsigned *lost)
 	c->refs = 1;
 	err = conn_connect(c, &sa);
 	if (err == 0)
-		err = conn_hello(c, &ack);
-	if (err == 0 && epoll_fd >= 0)
-		err = watch_conn(c);
-	if (err == 0)
-		err = lib_table_reset(ack.max_timers, lost);
+		err = conn_hello(c, ack);
 	if (err < 0) {
 		conn_free(c);
 		return err;
@@ -376,17 +376,21 @@ static int conn_open(struct lib_conn **out, unsigned *lost)
 	return 0;
 }
 
-/* With lib_tlock held: connect, and arm the timers kept pending. 0 or
- * -errno (no connection). */
-static int conn_make(void)
+/* With lib_tlock held: make the dialled @c the connection, and arm the
+ * timers kept pending on it. 0, or -errno with @c freed. */
+static int conn_install(struct lib_conn *c, const struct ctl_hello_ack *ack)
 {
 	unsigned lost = 0;
-	struct lib_conn *c;
-	int err;
+	int err = 0;
 
-	err = conn_open(&c, &lost);
-	if (err < 0)
+	if (epoll_fd >= 0)
+		err = watch_conn(c);
+	if (err == 0)
+		err = lib_table_reset(ack->max_timers, &lost);
+	if (err < 0) {
+		conn_free(c);
 		return err;
+	}
 	cur = c;
 	reconnecting = false;
 	lost += lib_table_rearm(c);
@@ -395,6 +399,17 @@ static int conn_make(void)
 	if (lost)
 		lost_report = true;
 	return 0;
+}
+
+/* With lib_tlock held: connect now. 0 or -errno. */
+static int conn_make(void)
+{
+	struct ctl_hello_ack ack = { 0 };
+	struct lib_conn *c;
+	int err;
+
+	err = conn_dial(&c, &ack);
+	return err < 0 ? err : conn_install(c, &ack);
 }
 
 struct lib_conn *lib_conn_current(void)
@@ -507,7 +522,10 @@ static int64_t reconnect_deadline(void)
 /* Until a daemon takes us again or the timeout passes: try, sleep, try. */
 static void *reconnect_thread(void *arg)
 {
+	struct ctl_hello_ack ack = { 0 };
 	int64_t sleep_ms = 1;
+	struct lib_conn *c;
+	int err;
 
 	(void)arg;
 	pthread_mutex_lock(&lib_tlock);
@@ -535,7 +553,14 @@ static void *reconnect_thread(void *arg)
 			reconnecting = false;
 			break;
 		}
-		if (conn_make() == 0)
+		pthread_mutex_unlock(&lib_tlock);
+		err = conn_dial(&c, &ack);
+		pthread_mutex_lock(&lib_tlock);
+		if (err == 0 && (!reconnecting || cur)) {
+			conn_free(c); /* an arming call was quicker */
+			break;
+		}
+		if (err == 0 && conn_install(c, &ack) == 0)
 			break;
 		sleep_ms = sleep_ms * 2 > RECONNECT_MAX_SLEEP_MS ? RECONNECT_MAX_SLEEP_MS : sleep_ms * 2;
 	}
