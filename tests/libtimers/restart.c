@@ -70,7 +70,7 @@ struct report {
 	uint64_t armed, pending_at_kill;
 	uint64_t oneshots, once, twice_or_more, never;
 	uint64_t periodic, periodic_kept;
-	uint64_t early, errors, overrun_gap;
+	uint64_t early, unchecked, errors, overrun_gap;
 	int64_t max_min_lag;
 };
 
@@ -79,6 +79,9 @@ static struct clockd_timer *kt;
 static int ntimers;
 static int64_t restarted_at; /* kernel CLOCK_MONOTONIC, set once known */
 static int64_t downtime;
+/* $RESTART_STRETCH: every delay of parts 1 and 2 that much longer (valgrind). */
+static int stretch = 1;
+static uint64_t unchecked; /* callbacks that could not read the clock */
 
 static int64_t clock_ns(clockid_t c)
 {
@@ -99,9 +102,13 @@ static bool after_restart(void)
 static void on_ktimer(struct clockd_timer *t, void *arg)
 {
 	struct tstate *s = arg;
-	uint64_t j = clockd_get_jiffies_64();
+	uint64_t j;
 
-	if (j < t->expires)
+	errno = 0;
+	j = clockd_get_jiffies_64();
+	if (j == 0 && errno)
+		__atomic_fetch_add(&unchecked, 1, __ATOMIC_RELAXED); /* no live page to check against */
+	else if (j < t->expires)
 		s->early++;
 	__atomic_fetch_add(&s->runs, 1, __ATOMIC_RELAXED);
 	if (after_restart())
@@ -117,8 +124,10 @@ static void on_ptimer(union sigval v)
 	int ov;
 
 	__atomic_fetch_add(&s->runs, 1, __ATOMIC_RELAXED);
+	if (now < 0)
+		__atomic_fetch_add(&unchecked, 1, __ATOMIC_RELAXED);
 	if (s->kind == PONE) {
-		if (now < s->expires)
+		if (now >= 0 && now < s->expires)
 			s->early++;
 		return;
 	}
@@ -133,11 +142,11 @@ static void on_ptimer(union sigval v)
 	 * twice). */
 	int64_t at = s->expires + (int64_t)(s->expiries - 1) * PERIOD_NS;
 
-	if (now < at)
+	if (now >= 0 && now < at)
 		s->early++;
 	if (after_restart()) {
 		__atomic_fetch_add(&s->runs_after, 1, __ATOMIC_RELAXED);
-		if (s->min_lag < 0 || now - at < s->min_lag)
+		if (now >= 0 && (s->min_lag < 0 || now - at < s->min_lag))
 			s->min_lag = now - at;
 	}
 }
@@ -146,13 +155,13 @@ static int arm_one(int i, uint64_t hz)
 {
 	struct tstate *s = &ts[i];
 	int slot = i % 100;
-	int64_t delay = NSEC + (int64_t)(rand() % 3000) * 1000000; /* 1 to 4 s */
+	int64_t delay = stretch * (NSEC + (int64_t)(rand() % 3000) * 1000000); /* 1 to 4 s */
 
 	s->min_lag = -1;
 	/* Periodic ones run from 0.2-0.4 s on: they miss periods while the
 	 * daemon is down. */
 	if ((slot >= K_ONESHOT && slot < K_ONESHOT + K_PERIODIC) || slot >= K_ONESHOT + K_PERIODIC + P_ONESHOT)
-		delay = 200000000 + (int64_t)(rand() % 200) * 1000000;
+		delay = stretch * (200000000 + (int64_t)(rand() % 200) * 1000000);
 	if (slot < K_ONESHOT + K_PERIODIC) {
 		s->kind = slot < K_ONESHOT ? KONE : KPER;
 		s->period = hz / 20 ? hz / 20 : 1;
@@ -180,7 +189,10 @@ static bool is_pending(int i)
 {
 	struct itimerspec v;
 
-	if (ts[i].kind == KONE || ts[i].kind == KPER)
+	/* A self-re-arming one is not pending while its callback runs. */
+	if (ts[i].kind == KPER)
+		return clockd_timer_pending(&kt[i]) == 1 || __atomic_load_n(&ts[i].runs, __ATOMIC_RELAXED) > 0;
+	if (ts[i].kind == KONE)
 		return clockd_timer_pending(&kt[i]) == 1;
 	return clockd_timer_gettime(ts[i].pt, &v) == 0 && (v.it_value.tv_sec || v.it_value.tv_nsec);
 }
@@ -226,8 +238,15 @@ static void client(int n, int in, int out)
 	if (!ts || !kt || hz == 0)
 		_exit(2);
 	ntimers = n;
-	for (int i = 0; i < n; i++)
-		r.armed += arm_one(i, hz) == 0;
+	for (int i = 0; i < n; i++) {
+		if (arm_one(i, hz) == 0) {
+			r.armed++;
+			continue;
+		}
+		printf("# client %d: timer %d (kind %d) not armed: %s\n", (int)getpid(), i, (int)ts[i].kind,
+		       strerror(errno));
+		fflush(stdout);
+	}
 	for (int i = 0; i < n; i++)
 		r.pending_at_kill += is_pending(i);
 	if (write(out, &r, sizeof(r)) != sizeof(r))
@@ -250,6 +269,11 @@ static void client(int n, int in, int out)
 		struct tstate *s = &ts[i];
 
 		r.early += s->early;
+		if (s->early) {
+			printf("# client %d: timer %d (kind %d) early %llu times\n", (int)getpid(), i, (int)s->kind,
+			       (unsigned long long)s->early);
+			fflush(stdout);
+		}
 		r.errors += s->errors;
 		if (s->kind == KONE || s->kind == PONE) {
 			r.oneshots++;
@@ -269,6 +293,7 @@ static void client(int n, int in, int out)
 				r.max_min_lag = s->min_lag;
 		}
 	}
+	r.unchecked = unchecked;
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(2);
 	free(ts);
@@ -304,8 +329,8 @@ static void part1(int total)
 	       (unsigned long long)sum.pending_at_kill);
 	/* The kill 0.8 s after the arming began: the periodic timers run by
 	 * then, and one-shots due from 1 s on expire while no daemon runs. */
-	if (td_now() < t0 + 800000000)
-		td_sleep(t0 + 800000000 - td_now());
+	if (td_now() < t0 + stretch * 800000000)
+		td_sleep(t0 + stretch * 800000000 - td_now());
 	killed = td_now();
 	td_stop(SIGKILL);
 	td_sleep(200000000);
@@ -329,6 +354,7 @@ static void part1(int total)
 		sum.periodic += r.periodic;
 		sum.periodic_kept += r.periodic_kept;
 		sum.early += r.early;
+		sum.unchecked += r.unchecked;
 		sum.errors += r.errors;
 		sum.overrun_gap += r.overrun_gap;
 		if (r.max_min_lag > sum.max_min_lag)
@@ -342,7 +368,10 @@ static void part1(int total)
 	       "every one-shot ran exactly once: %llu of %llu (%llu more than once, %llu never)",
 	       (unsigned long long)sum.once, (unsigned long long)sum.oneshots,
 	       (unsigned long long)sum.twice_or_more, (unsigned long long)sum.never);
-	tap_ok(sum.early == 0, "no callback early (%llu)", (unsigned long long)sum.early);
+	/* Unchecked: callbacks under way as the daemon died. Most of all
+	 * of them would mean the clock could not be read at all. */
+	tap_ok(sum.early == 0 && sum.unchecked < (uint64_t)total / 10, "no callback early (%llu; %llu ran while the page was not live, unchecked)",
+	       (unsigned long long)sum.early, (unsigned long long)sum.unchecked);
 	tap_ok(sum.periodic > 0 && sum.periodic_kept == sum.periodic,
 	       "every periodic timer ran %d more times after the restart: %llu of %llu", PERIODS_AFTER,
 	       (unsigned long long)sum.periodic_kept, (unsigned long long)sum.periodic);
@@ -372,7 +401,7 @@ static void part2(void)
 	struct clockd_timer kept, cancelled, added;
 	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = -1, .fn = on_sev };
 	clockd_timer_t deleted;
-	struct itimerspec its = { .it_value = { .tv_sec = 0, .tv_nsec = 500000000 } };
+	struct itimerspec its = { .it_value = { .tv_sec = stretch / 2, .tv_nsec = stretch % 2 * 500000000 } };
 	uint64_t hz = clockd_hz(), j = clockd_get_jiffies_64();
 	int a, b, c, d, e;
 
@@ -381,11 +410,11 @@ static void part2(void)
 	clockd_timer_setup(&cancelled, count, &fired[1]);
 	clockd_timer_setup(&added, count, &fired[2]);
 	sev.value.sival_ptr = &fired[3];
-	a = clockd_add_timer(&kept, j + hz / 2);
-	b = clockd_add_timer(&cancelled, j + hz / 2);
+	a = clockd_add_timer(&kept, j + (uint64_t)stretch * hz / 2);
+	b = clockd_add_timer(&cancelled, j + (uint64_t)stretch * hz / 2);
 	c = clockd_timer_create(CLOCKD_MONOTONIC, &sev, &deleted);
 	d = c == 0 ? clockd_timer_settime(deleted, 0, &its, NULL) : -1;
-	tap_ok(a == 0 && b == 0 && c == 0 && d == 0, "three timers armed, 0.5 s ahead");
+	tap_ok(a == 0 && b == 0 && c == 0 && d == 0, "three timers armed, %.1f s ahead", stretch * 0.5);
 	td_stop(SIGKILL);
 	td_sleep(50000000);
 	a = clockd_del_timer(&cancelled);
@@ -413,7 +442,7 @@ static void part3(void)
 	struct clockd_timer k, probe;
 	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = -1, .fn = on_sev };
 	clockd_timer_t p;
-	struct itimerspec its = { .it_value = { .tv_sec = 1 } }, v;
+	struct itimerspec its = { .it_value = { .tv_sec = 2 } }, v;
 	uint64_t hz = clockd_hz();
 	int r, err, kp, pp;
 
@@ -422,15 +451,15 @@ static void part3(void)
 	clockd_timer_setup(&k, count, &fired[0]);
 	clockd_timer_setup(&probe, count, &fired[1]);
 	sev.value.sival_ptr = &fired[2];
-	r = clockd_add_timer(&k, clockd_get_jiffies_64() + hz);
+	r = clockd_add_timer(&k, clockd_get_jiffies_64() + 2 * hz);
 	r |= clockd_timer_create(CLOCKD_MONOTONIC, &sev, &p);
 	r |= clockd_timer_settime(p, 0, &its, NULL);
-	tap_ok(r == 0, "a jiffies and a POSIX timer armed, 1 s ahead");
+	tap_ok(r == 0, "a jiffies and a POSIX timer armed, 2 s ahead");
 	td_stop(SIGKILL);
-	td_sleep(200000000);
+	td_sleep(100000000);
 	kp = clockd_timer_pending(&k);
-	tap_ok(kp == 1, "200 ms without a daemon: still pending (%d)", kp);
-	td_sleep(800000000);
+	tap_ok(kp == 1, "100 ms without a daemon: still pending (%d)", kp);
+	td_sleep(900000000);
 	kp = clockd_timer_pending(&k);
 	pp = clockd_timer_gettime(p, &v) == 0 && (v.it_value.tv_sec || v.it_value.tv_nsec);
 	tap_ok(kp == 0 && pp == 0, "1 s without a daemon: lost, not pending (jiffies %d, POSIX %d)", kp, pp);
@@ -441,7 +470,7 @@ static void part3(void)
 	       r ? strerror(err) : "-");
 	r = clockd_add_timer(&probe, clockd_get_jiffies_64() + 1);
 	tap_ok(r == 0 && td_wait_u64(&fired[1], 1, DONE_TIMEOUT_NS), "the call after connects and its timer runs");
-	td_sleep(500000000);
+	td_sleep(1500000000);
 	tap_ok(fired[0] == 0 && fired[2] == 0, "the lost timers never ran (%llu, %llu)",
 	       (unsigned long long)fired[0], (unsigned long long)fired[2]);
 	clockd_timer_delete(p);
@@ -454,6 +483,9 @@ int main(void)
 	int total = e && atoi(e) >= 400 ? atoi(e) : 10000;
 
 	total -= total % (CLIENTS * 100);
+	e = getenv("RESTART_STRETCH");
+	if (e && atoi(e) > 1 && atoi(e) < 100)
+		stretch = atoi(e);
 	td_init();
 	td_start(NULL);
 	tap_plan(17);
