@@ -435,8 +435,17 @@ struct lib_conn *lib_conn_get(int *err)
 	if (cur)
 		return cur;
 	e = conn_make();
-	if (e < 0 || !cur) {
-		*err = e < 0 ? -e : ECONNRESET;
+	if (e < 0) {
+		/* A daemon that hung up during HELLO (one dying, or one
+		 * starting) lost nothing: ECONNRESET says timers were lost. */
+		*err = e == -ECONNRESET && reconnecting ? ENOTCONN : -e;
+		return NULL;
+	}
+	if (!cur) {
+		/* Lost again while arming the kept timers: reconnecting
+		 * (ENOTCONN), or, with a timeout of 0, they are lost. */
+		*err = reconnecting ? ENOTCONN : ECONNRESET;
+		lost_report = reconnecting && lost_report;
 		return NULL;
 	}
 	return cur;

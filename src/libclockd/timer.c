@@ -234,7 +234,7 @@ unsigned lib_table_rearm(struct lib_conn *c)
 	return lost;
 }
 
-/* lib_core_arm() on the connection, made now if need be; -ECONNRESET
+/* lib_core_arm() on the connection, made now if need be; -ENOTCONN
  * with @core as it was when the connection turns out lost (the library
  * reconnects). */
 static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
@@ -244,8 +244,9 @@ static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	int err, k, oldk = -1;
 
 	c = lib_conn_get(&err);
-	if (!c && lib_conn_reconnecting())
-		return arm_later(core, cpu, t);
+	/* Not ECONNRESET: that reports timers lost before. */
+	if (!c && err != ECONNRESET && lib_conn_reconnecting())
+		return -ENOTCONN;
 	if (!c)
 		return -err;
 	k = lib_conn_index(c, cpu);
@@ -278,7 +279,7 @@ static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	return lib_conn_serve(c, k);
 err_release:
 	if (err == -ECONNRESET && lib_conn_reconnecting())
-		return err;
+		return -ENOTCONN;
 	core->pending = 0;
 	lib_core_release(core);
 	return err;
@@ -290,9 +291,9 @@ int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	 * (its quota applies), else keeps the timer for the reconnection. */
 	int err = arm_now(core, cpu, t);
 
-	if (err == -ECONNRESET && lib_conn_reconnecting())
+	if (err == -ENOTCONN)
 		err = arm_now(core, cpu, t);
-	if (err == -ECONNRESET && lib_conn_reconnecting())
+	if (err == -ENOTCONN)
 		err = arm_later(core, cpu, t);
 	return err;
 }
