@@ -368,7 +368,8 @@ void clockd_mdelay(unsigned long ms);
  * $CLOCKD_SOCKET, else the file "control" beside the page (see Instance
  * above: so CLOCKD_DEFAULT_SOCKET with the default page). Further errno
  * values:
- *   ECONNREFUSED, ENOENT  no daemon listens at the socket path
+ *   ECONNREFUSED, ENOENT  no daemon listens at the socket path (or the
+ *            one there hung up before answering)
  *   EACCES   the socket is not ours to use
  *   ENXIO    the daemon runs no timers on that CPU
  *   EDQUOT   this process has as many timers armed as its quota allows,

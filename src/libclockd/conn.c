@@ -20,10 +20,11 @@
  * tries too, as the first call does, so that the new daemon's quota
  * applies to it. The first daemon that answers gets every pending timer
  * armed again at its absolute expiry (lib_table_rearm). With nothing
- * pending the thread just stops: the next arming call connects. If none comes within the reconnect
- * timeout (clockd_set_reconnect_timeout()), lib_epoch is bumped (every
- * timer stops being pending, no callback runs), the next arming call
- * reports ECONNRESET once, and the one after that connects again.
+ * pending the thread just stops: the next arming call connects. If no
+ * daemon comes within the reconnect timeout
+ * (clockd_set_reconnect_timeout()), lib_epoch is bumped (every timer
+ * stops being pending, no callback runs), the next arming call reports
+ * ECONNRESET once, and the one after that connects again.
  */
 #include <errno.h>
 #include <poll.h>
@@ -349,6 +350,21 @@ static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
 	return 0;
 }
 
+/* With lib_tlock held: no daemon came back in time; every timer stops
+ * being pending. */
+static void give_up(void)
+{
+	reconnecting = false;
+	lib_epoch++;
+	lib_table_drop();
+	lost_report = true;
+}
+
+static int64_t reconnect_deadline(void)
+{
+	return lost_at + (int64_t)reconnect_ms * 1000000;
+}
+
 /* A connection to the daemon, HELLO answered: no lock needed (nothing
  * shared is touched), so the reconnect thread dials without lib_tlock. */
 static int conn_dial(struct lib_conn **out, struct ctl_hello_ack *ack)
@@ -435,10 +451,18 @@ struct lib_conn *lib_conn_get(int *err)
 	if (cur)
 		return cur;
 	e = conn_make();
+	if (e < 0 && reconnecting && mono_ns() >= reconnect_deadline()) {
+		give_up(); /* the reconnect thread's work, if it could not start */
+		lost_report = false;
+		*err = ECONNRESET;
+		return NULL;
+	}
 	if (e < 0) {
-		/* A daemon that hung up during HELLO (one dying, or one
-		 * starting) lost nothing: ECONNRESET says timers were lost. */
-		*err = e == -ECONNRESET && reconnecting ? ENOTCONN : -e;
+		/* A daemon that hung up during HELLO with no word why (one
+		 * dying) did not take us: ECONNRESET says timers were lost. */
+		if (e == -ECONNRESET)
+			e = reconnecting ? -ENOTCONN : -ECONNREFUSED;
+		*err = -e;
 		return NULL;
 	}
 	if (!cur) {
@@ -511,21 +535,6 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 		}
 	}
 	return 0;
-}
-
-/* With lib_tlock held: no daemon came back in time; every timer stops
- * being pending. */
-static void give_up(void)
-{
-	reconnecting = false;
-	lib_epoch++;
-	lib_table_drop();
-	lost_report = true;
-}
-
-static int64_t reconnect_deadline(void)
-{
-	return lost_at + (int64_t)reconnect_ms * 1000000;
 }
 
 /* Until a daemon takes us again or the timeout passes: try, sleep, try. */
