@@ -24,8 +24,11 @@
  * Part 3: with a reconnect timeout of 300 ms and no daemon for longer, the
  * timers are lost: not pending, never run, and the next arming call says
  * ECONNRESET.
+ *
+ * Part 4 (run first): a process in clockd_fd() mode keeps its timer too.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +480,60 @@ static void part3(void)
 	clockd_del_timer_sync(&probe);
 }
 
+/* A child in clockd_fd() mode: arm, say so, then dispatch until it ran. */
+static void fd_client(int out)
+{
+	struct clockd_timer t;
+	int efd = clockd_fd(), r;
+	int64_t end;
+	char c = 1;
+
+	memset(fired, 0, sizeof(fired));
+	clockd_timer_setup(&t, count, &fired[0]);
+	r = clockd_add_timer(&t, clockd_get_jiffies_64() + (uint64_t)stretch * clockd_hz() / 2);
+	if (efd < 0 || r < 0 || write(out, &c, 1) != 1)
+		_exit(2);
+	end = td_now() + DONE_TIMEOUT_NS;
+	while (__atomic_load_n(&fired[0], __ATOMIC_ACQUIRE) == 0 && td_now() < end) {
+		struct pollfd pfd = { .fd = efd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 10) > 0)
+			clockd_dispatch();
+	}
+	td_sleep(300000000);
+	clockd_dispatch();
+	_exit(fired[0] == 1 ? 0 : 3);
+}
+
+/* The same through a restart after clockd_fd(): the new connection's
+ * descriptors join the caller's epoll descriptor. */
+static void part4(void)
+{
+	int p[2], st = -1;
+	pid_t pid;
+	char c;
+
+	if (pipe(p) < 0)
+		tap_bail("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0)
+		fd_client(p[1]);
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		c = 0;
+	td_stop(SIGKILL);
+	td_sleep(100000000);
+	td_start(NULL);
+	waitpid(pid, &st, 0);
+	close(p[0]);
+	tap_ok(c == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "clockd_fd() mode: a timer armed before the kill ran once through clockd_dispatch() (status %d)",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(void)
 {
 	const char *e = getenv("RESTART_TIMERS");
@@ -488,7 +545,8 @@ int main(void)
 		stretch = atoi(e);
 	td_init();
 	td_start(NULL);
-	tap_plan(17);
+	tap_plan(18);
+	part4(); /* first: clockd_fd() fails in a child of a process that used timers */
 	part1(total);
 	part2();
 	part3();
