@@ -373,7 +373,8 @@ static void part1(int total)
 	       (unsigned long long)sum.twice_or_more, (unsigned long long)sum.never);
 	/* Unchecked: callbacks under way as the daemon died. Most of all
 	 * of them would mean the clock could not be read at all. */
-	tap_ok(sum.early == 0 && sum.unchecked < (uint64_t)total / 10, "no callback early (%llu; %llu ran while the page was not live, unchecked)",
+	tap_ok(sum.early == 0 && sum.unchecked < (uint64_t)total / 10,
+	       "no callback early (%llu; %llu ran while the page was not live, unchecked)",
 	       (unsigned long long)sum.early, (unsigned long long)sum.unchecked);
 	tap_ok(sum.periodic > 0 && sum.periodic_kept == sum.periodic,
 	       "every periodic timer ran %d more times after the restart: %llu of %llu", PERIODS_AFTER,
