@@ -4,7 +4,8 @@
 man_pages = man/clockd.8 man/clockd.conf.5 man/clockctl.1 man/libclockd.3 \
 	man/clockd_add_timer.3 man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
 	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 \
-	man/clockd_status.3 man/clockd_time_after.3 man/libclockd-preload.8
+	man/clockd_status.3 man/clockd_time_after.3 man/libclockd-preload.8 \
+	man/clockd_set_reconnect_timeout.3
 man_MANS += $(man_pages)
 EXTRA_DIST += $(man_pages:=.in)
 CLEANFILES += $(man_pages)
@@ -27,6 +28,7 @@ man/clockd_state_name.3: $(srcdir)/man/clockd_state_name.3.in
 man/clockd_timer_cpu_stats.3: $(srcdir)/man/clockd_timer_cpu_stats.3.in
 man/clockd_status.3: $(srcdir)/man/clockd_status.3.in
 man/clockd_time_after.3: $(srcdir)/man/clockd_time_after.3.in
+man/clockd_set_reconnect_timeout.3: $(srcdir)/man/clockd_set_reconnect_timeout.3.in
 
 # "man clockd_ndelay", "man clockd_time_after" (an inline function of the
 # header): each function a section-3 page names in its NAME
@@ -35,7 +37,7 @@ man/clockd_time_after.3: $(srcdir)/man/clockd_time_after.3.in
 man3_group_pages = man/libclockd.3 man/clockd_add_timer.3 \
 	man/clockd_timer_create.3 man/clockd_clock_nanosleep.3 \
 	man/clockd_state_name.3 man/clockd_timer_cpu_stats.3 \
-	man/clockd_status.3 man/clockd_time_after.3
+	man/clockd_status.3 man/clockd_time_after.3 man/clockd_set_reconnect_timeout.3
 EXTRA_DIST += man/names.sh man/subst.sh
 
 install-data-local: install-man3-links

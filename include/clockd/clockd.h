@@ -390,7 +390,8 @@ void clockd_mdelay(unsigned long ms);
  * $CLOCKD_SOCKET, else the file "control" beside the page (see Instance
  * above: so CLOCKD_DEFAULT_SOCKET with the default page). Further errno
  * values:
- *   ECONNREFUSED, ENOENT  no daemon listens at the socket path
+ *   ECONNREFUSED, ENOENT  no daemon listens at the socket path (or the
+ *            one there hung up before answering)
  *   EACCES   the socket is not ours to use
  *   ENXIO    the daemon runs no timers on that CPU
  *   EDQUOT   this process has as many timers armed as its quota allows,
@@ -399,8 +400,10 @@ void clockd_mdelay(unsigned long ms);
  *            clockd_fd() after the first timer call
  *   EDEADLK  clockd_del_timer_sync() or clockd_timer_delete() from the
  *            timer's own callback
- *   ECONNRESET  the daemon went away; timers pending then are lost (their
- *            callbacks do not run); the next call connects again
+ *   ECONNRESET  the daemon went away and none came back within the
+ *            reconnect timeout (below): timers pending then are lost
+ *            (not pending any more, their callbacks do not run); the next
+ *            call connects again
  *   EPROTO   the daemon broke the protocol
  *
  * Callbacks may re-arm (clockd_mod_timer, clockd_add_timer_on) or delete
@@ -499,6 +502,28 @@ int clockd_timer_fd(clockd_timer_t timerid);
  */
 int clockd_fd(void);
 int clockd_dispatch(void);
+
+/*
+ * Daemon restarts (since 0.4): when the daemon goes away (killed, crashed,
+ * restarted), pending timers stay pending. A thread of the library tries
+ * the control socket again (1 ms after the loss, then at doubling
+ * intervals of at most 50 ms), and an arming call tries too; the first
+ * daemon that serves it gets every pending timer armed again at its
+ * original absolute expiry: jiffies timers in jiffies (the page never
+ * lets jiffies run backward across a restart), POSIX timers in ns of their
+ * clock. An expiry that passed meanwhile runs at once, never early; a
+ * periodic timer keeps its phase and counts the periods missed as
+ * overruns (clockd_timer_getoverrun()). Timers armed, modified or
+ * cancelled while disconnected take effect there (a cancelled one is not
+ * armed again; clockd_del_timer*() and clockd_timer_delete() work as
+ * usual). Only when no daemon comes back within @ms milliseconds of the
+ * loss are the timers lost (the ECONNRESET case above). 0 restores the
+ * behaviour of 0.3: lost at once. Default 5000 (systemd restarts clockd
+ * 1 s after it dies; a loaded machine gets the rest), or
+ * $CLOCKD_RECONNECT_MS read at load time. Per process; applies to a
+ * disconnection under way too (counted from the loss). Returns 0.
+ */
+int clockd_set_reconnect_timeout(uint32_t ms);
 
 /* Enable (1) or disable (0) the kernel-clock fallback described at the top
  * of this file. Returns the previous setting, or -1 with EINVAL. Default:

@@ -10,10 +10,21 @@
  * Lifetime: a struct lib_conn is counted (the current-connection pointer
  * and each delivery thread hold a reference) and freed, with its mapping
  * and descriptors, by the last holder. Losing it (the daemon went away or
- * broke the protocol) detaches it at once under lib_tlock, bumps lib_epoch
- * (every timer stops being pending), and wakes its threads, which see
- * c->dead and leave; the next arming call reports ECONNRESET once, and the
- * one after that connects again.
+ * broke the protocol) detaches it at once under lib_tlock and wakes its
+ * threads, which see c->dead and leave.
+ *
+ * Reconnecting: the timers stay pending. A reconnect thread tries the
+ * socket again, 1 ms after the loss and then at doubling intervals of at
+ * most RECONNECT_MAX_SLEEP_MS, dialling without lib_tlock (a daemon that
+ * is slow to answer HELLO blocks no timer call); an arming call meanwhile
+ * tries too, as the first call does, so that the new daemon's quota
+ * applies to it. The first daemon that answers gets every pending timer
+ * armed again at its absolute expiry (lib_table_rearm). With nothing
+ * pending the thread just stops: the next arming call connects. If no
+ * daemon comes within the reconnect timeout
+ * (clockd_set_reconnect_timeout()), lib_epoch is bumped (every timer
+ * stops being pending, no callback runs), the next arming call reports
+ * ECONNRESET once, and the one after that connects again.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,6 +53,11 @@
  * stuck, the call fails with EAGAIN. */
 #define FULL_WAIT_NS 1000000000LL
 #define DELIVER_BATCH LIB_DELIVER_MAX
+/* The default reconnect timeout: systemd restarts clockd 1 s after it
+ * died (RestartSec=1s in clockd.service) and a daemon takes well under a
+ * second to serve; 5 s leaves room for a loaded machine. */
+#define RECONNECT_DEFAULT_MS 5000u
+#define RECONNECT_MAX_SLEEP_MS 50
 
 struct lib_cpu {
 	int cpu;
@@ -67,6 +83,10 @@ uint32_t lib_epoch = 1;
 
 static struct lib_conn *cur;
 static bool lost_report;  /* the next arming call says ECONNRESET */
+static bool reconnecting; /* lost, timers kept until lost_at + timeout */
+static bool reconnector;  /* the reconnect thread runs */
+static int64_t lost_at;
+static uint32_t reconnect_ms = RECONNECT_DEFAULT_MS;
 static bool timers_used;  /* a timer call was made: clockd_fd() is too late */
 static int epoll_fd = -1; /* clockd_fd() mode */
 static pthread_mutex_t dispatch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -330,9 +350,25 @@ static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
 	return 0;
 }
 
-static int conn_open(struct lib_conn **out)
+/* With lib_tlock held: no daemon came back in time; every timer stops
+ * being pending. */
+static void give_up(void)
 {
-	struct ctl_hello_ack ack = { 0 };
+	reconnecting = false;
+	lib_epoch++;
+	lib_table_drop();
+	lost_report = true;
+}
+
+static int64_t reconnect_deadline(void)
+{
+	return lost_at + (int64_t)reconnect_ms * 1000000;
+}
+
+/* A connection to the daemon, HELLO answered: no lock needed (nothing
+ * shared is touched), so the reconnect thread dials without lib_tlock. */
+static int conn_dial(struct lib_conn **out, struct ctl_hello_ack *ack)
+{
 	struct sockaddr_un sa;
 	struct lib_conn *c;
 	int err;
@@ -347,11 +383,7 @@ static int conn_open(struct lib_conn **out)
 	c->refs = 1;
 	err = conn_connect(c, &sa);
 	if (err == 0)
-		err = conn_hello(c, &ack);
-	if (err == 0)
-		err = lib_table_reset(ack.max_timers);
-	if (err == 0 && epoll_fd >= 0)
-		err = watch_conn(c);
+		err = conn_hello(c, ack);
 	if (err < 0) {
 		conn_free(c);
 		return err;
@@ -360,9 +392,50 @@ static int conn_open(struct lib_conn **out)
 	return 0;
 }
 
+/* With lib_tlock held: make the dialled @c the connection, and arm the
+ * timers kept pending on it. 0, or -errno with @c freed. */
+static int conn_install(struct lib_conn *c, const struct ctl_hello_ack *ack)
+{
+	unsigned lost = 0;
+	int err = 0;
+
+	if (epoll_fd >= 0)
+		err = watch_conn(c);
+	if (err == 0)
+		err = lib_table_reset(ack->max_timers, &lost);
+	if (err < 0) {
+		conn_free(c);
+		return err;
+	}
+	cur = c;
+	reconnecting = false;
+	lost += lib_table_rearm(c);
+	/* Timers the new daemon would not take (its quota) are lost: say so
+	 * as a lost connection does. */
+	if (lost)
+		lost_report = true;
+	return 0;
+}
+
+/* With lib_tlock held: connect now. 0 or -errno. */
+static int conn_make(void)
+{
+	struct ctl_hello_ack ack = { 0 };
+	struct lib_conn *c;
+	int err;
+
+	err = conn_dial(&c, &ack);
+	return err < 0 ? err : conn_install(c, &ack);
+}
+
 struct lib_conn *lib_conn_current(void)
 {
 	return cur;
+}
+
+bool lib_conn_reconnecting(void)
+{
+	return reconnecting;
 }
 
 struct lib_conn *lib_conn_get(int *err)
@@ -377,9 +450,26 @@ struct lib_conn *lib_conn_get(int *err)
 	}
 	if (cur)
 		return cur;
-	e = conn_open(&cur);
+	e = conn_make();
+	if (e < 0 && reconnecting && mono_ns() >= reconnect_deadline()) {
+		give_up(); /* the reconnect thread's work, if it could not start */
+		lost_report = false;
+		*err = ECONNRESET;
+		return NULL;
+	}
 	if (e < 0) {
+		/* A daemon that hung up during HELLO with no word why (one
+		 * dying) did not take us: ECONNRESET says timers were lost. */
+		if (e == -ECONNRESET)
+			e = reconnecting ? -ENOTCONN : -ECONNREFUSED;
 		*err = -e;
+		return NULL;
+	}
+	if (!cur) {
+		/* Lost again while arming the kept timers: reconnecting
+		 * (ENOTCONN), or, with a timeout of 0, they are lost. */
+		*err = reconnecting ? ENOTCONN : ECONNRESET;
+		lost_report = reconnecting && lost_report;
 		return NULL;
 	}
 	return cur;
@@ -447,20 +537,98 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 	return 0;
 }
 
+/* Until a daemon takes us again or the timeout passes: try, sleep, try. */
+static void *reconnect_thread(void *arg)
+{
+	struct ctl_hello_ack ack = { 0 };
+	int64_t sleep_ms = 1;
+	struct lib_conn *c;
+	int err;
+
+	(void)arg;
+	pthread_mutex_lock(&lib_tlock);
+	while (reconnecting && !cur) {
+		int64_t left = reconnect_deadline() - mono_ns();
+		struct timespec ts;
+
+		if (left <= 0) {
+			give_up();
+			break;
+		}
+		if (left > sleep_ms * 1000000)
+			left = sleep_ms * 1000000;
+		ts.tv_sec = (time_t)(left / 1000000000);
+		ts.tv_nsec = (long)(left % 1000000000);
+		pthread_mutex_unlock(&lib_tlock);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&lib_tlock);
+		if (!reconnecting || cur)
+			break;
+		/* Nothing to keep (none pending, or all cancelled meanwhile):
+		 * the next arming call connects, as the first one did. A
+		 * connection with no timer would have no thread to see it go. */
+		if (!lib_table_any_pending()) {
+			reconnecting = false;
+			break;
+		}
+		pthread_mutex_unlock(&lib_tlock);
+		err = conn_dial(&c, &ack);
+		pthread_mutex_lock(&lib_tlock);
+		if (err == 0 && (!reconnecting || cur)) {
+			conn_free(c); /* an arming call was quicker */
+			break;
+		}
+		if (err == 0 && conn_install(c, &ack) == 0)
+			break;
+		sleep_ms = sleep_ms * 2 > RECONNECT_MAX_SLEEP_MS ? RECONNECT_MAX_SLEEP_MS : sleep_ms * 2;
+	}
+	reconnector = false;
+	pthread_mutex_unlock(&lib_tlock);
+	return NULL;
+}
+
+/* With lib_tlock held: start reconnecting (the timers stay pending). */
+static void reconnect_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t th;
+	int err;
+
+	lost_at = mono_ns();
+	reconnecting = true;
+	if (reconnect_ms == 0) {
+		give_up();
+		return;
+	}
+	if (reconnector)
+		return; /* it sees the new deadline */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, &attr, reconnect_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	/* Without the thread the next arming call reconnects, or finds the
+	 * timeout passed. */
+	if (err == 0)
+		reconnector = true;
+}
+
 void lib_conn_lose(struct lib_conn *c)
 {
 	if (c != cur || c->dead)
 		return;
 	c->dead = true;
 	cur = NULL;
-	lib_epoch++;
-	lost_report = true;
 	/* The daemon sees us go (if it lives); our threads wake and leave. */
 	shutdown(c->sock, SHUT_RDWR);
 	for (unsigned k = 0; k < c->n; k++)
 		efd_signal(c->pair[k].deliv_efd);
 	pthread_cond_broadcast(&lib_tcond);
 	conn_put(c);
+	reconnect_start();
 }
 
 /* Pop and run everything in pair @k's delivery ring. Returns the
@@ -610,11 +778,12 @@ static void after_fork_child(void)
 	pthread_mutex_init(&lib_tlock, NULL);
 	pthread_cond_init(&lib_tcond, NULL);
 	pthread_mutex_init(&dispatch_lock, NULL);
-	if (cur) {
-		cur = NULL;
-		lib_epoch++;
-	}
+	cur = NULL;
+	lib_epoch++;
+	lib_table_drop();
 	lost_report = false;
+	reconnecting = false;
+	reconnector = false;
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -626,7 +795,28 @@ static void fork_init(void)
 
 __attribute__((constructor)) static void conn_init(void)
 {
+	const char *e = getenv("CLOCKD_RECONNECT_MS");
+	char *end;
+	unsigned long v;
+
 	pthread_once(&fork_once, fork_init);
+	if (e && *e) {
+		errno = 0;
+		v = strtoul(e, &end, 10);
+		if (!*end && errno == 0 && v <= UINT32_MAX)
+			reconnect_ms = (uint32_t)v;
+	}
+}
+
+CLOCKD_EXPORT int clockd_set_reconnect_timeout(uint32_t ms)
+{
+	pthread_mutex_lock(&lib_tlock);
+	reconnect_ms = ms;
+	/* Disconnected now: the new bound counts from the loss. */
+	if (reconnecting && !cur && ms == 0)
+		give_up();
+	pthread_mutex_unlock(&lib_tlock);
+	return 0;
 }
 
 CLOCKD_EXPORT int clockd_fd(void)

@@ -86,8 +86,13 @@ enum lib_tkind { LIB_TK_KERNEL = 0, LIB_TK_POSIX = 1 };
 
 /* The library's state of one timer, kernel-flavoured (in
  * clockd_timer.lib) or POSIX (in struct clockd_posix_timer). id and
- * pending mean something only while epoch == lib_epoch: a lost connection
- * bumps lib_epoch, which un-arms every timer at once. */
+ * pending mean something only while epoch == lib_epoch. A lost connection
+ * keeps every pending timer pending (in the id table of the lost
+ * connection) while the library reconnects; a new connection's table takes
+ * them over (bumping lib_epoch, so that ids of the old one mean nothing)
+ * and arms them again from expires, period, clock and flags. A daemon that
+ * does not come back within the reconnect timeout bumps lib_epoch, which
+ * un-arms every timer at once. */
 struct lib_tcore {
 	uint32_t id;       /* timer id of this connection, if has_id */
 	uint32_t epoch;    /* lib_epoch when id and pending were set */
@@ -98,6 +103,13 @@ struct lib_tcore {
 	uint8_t pending;
 	uint8_t has_id;
 	uint8_t periodic;
+	/* What re-arms it on a new connection: the absolute expiry (jiffies
+	 * or clock ns; for a periodic timer the next one not yet delivered),
+	 * the period, the record's clock and flags. */
+	uint64_t expires;
+	uint64_t period;
+	uint8_t clock;
+	uint8_t flags;
 };
 
 extern pthread_mutex_t lib_tlock;
@@ -120,15 +132,31 @@ int lib_conn_cpu(const struct lib_conn *c, int k);
 int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t);
 /* Start pair @k's delivery thread if it has none (not after clockd_fd). */
 int lib_conn_serve(struct lib_conn *c, int k);
-/* The daemon is gone or broke the protocol: un-arm everything. */
+/* The daemon is gone or broke the protocol: drop @c and reconnect (the
+ * timers stay pending until the reconnect timeout). */
 void lib_conn_lose(struct lib_conn *c);
 /* The current connection, or NULL (no connection attempt). */
 struct lib_conn *lib_conn_current(void);
+/* The connection was lost and the library is reconnecting: an arming call
+ * that cannot connect keeps its timer pending for the new connection. */
+bool lib_conn_reconnecting(void);
 
 /* timer.c */
-/* A new connection with a quota of @max_timers: fresh id table. With
- * lib_tlock held. 0 or -ENOMEM. */
-int lib_table_reset(uint32_t max_timers);
+/* A new connection with a quota of @max_timers: fresh id table, which
+ * takes over every timer still pending in the old one (they get new ids,
+ * not yet armed). With lib_tlock held. 0 or -ENOMEM (the old table kept).
+ * Returns through *@lost how many pending timers the quota left out. */
+int lib_table_reset(uint32_t max_timers, unsigned *lost);
+/* With lib_tlock held, right after lib_table_reset() and the connection
+ * @c made current: arm every timer of the table on @c at its expiry.
+ * Returns how many could not be armed (not pending any more); stops when
+ * @c is lost meanwhile (the rest stay pending for the next one). */
+unsigned lib_table_rearm(struct lib_conn *c);
+/* With lib_tlock held: some timer of the table is pending. */
+bool lib_table_any_pending(void);
+/* With lib_tlock held: forget the table (after lib_epoch moved on: no
+ * timer points into it any more). */
+void lib_table_drop(void);
 /* Most records lib_deliver() takes at once. */
 #define LIB_DELIVER_MAX 64
 /* Run the records @recs popped from connection @c's delivery ring (without

@@ -44,13 +44,45 @@ static __thread struct lib_tcore *in_callback;
 _Static_assert(sizeof(struct lib_tcore) <= sizeof(((struct clockd_timer *)0)->lib),
 	       "timer state fits clockd_timer.lib");
 
-int lib_table_reset(uint32_t max_timers)
+void lib_table_drop(void)
+{
+	free(slots);
+	free(freemap);
+	slots = NULL;
+	freemap = NULL;
+	nids = 0;
+	low_word = 0;
+}
+
+static int id_alloc(struct lib_tcore *core);
+
+bool lib_table_any_pending(void)
+{
+	uint32_t words = (nids + 63) / 64;
+
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t used = ~freemap[w];
+
+		if (w == words - 1 && nids % 64)
+			used &= (1ull << (nids % 64)) - 1;
+		for (; used; used &= used - 1) {
+			const struct lib_tcore *core = slots[w * 64 + (uint32_t)__builtin_ctzll(used)].owner;
+
+			if (core && lib_core_pending(core))
+				return true;
+		}
+	}
+	return false;
+}
+
+int lib_table_reset(uint32_t max_timers, unsigned *lost)
 {
 	uint32_t n = max_timers > MAX_IDS ? MAX_IDS : max_timers;
-	uint32_t words = (n + 63) / 64;
-	struct tslot *s = calloc(n, sizeof(*s));
+	uint32_t words = (n + 63) / 64, oldn = nids, old_epoch = lib_epoch;
+	struct tslot *s = calloc(n, sizeof(*s)), *old = slots;
 	uint64_t *f = malloc(words * sizeof(*f));
 
+	*lost = 0;
 	if (!s || !f) {
 		free(s);
 		free(f);
@@ -59,14 +91,27 @@ int lib_table_reset(uint32_t max_timers)
 	memset(f, 0xff, words * sizeof(*f));
 	if (n % 64)
 		f[words - 1] = (1ull << (n % 64)) - 1;
-	/* Timers of the old connection point at nothing here: their epoch
-	 * is an old one. */
-	free(slots);
 	free(freemap);
 	slots = s;
 	freemap = f;
 	nids = n;
 	low_word = 0;
+	/* Ids of the old table mean nothing now (a timer whose callback
+	 * runs gives back no id of the new one); the pending timers move
+	 * over in id order, so that they keep their relative order. */
+	lib_epoch++;
+	for (uint32_t i = 0; i < oldn; i++) {
+		struct lib_tcore *core = old[i].owner;
+
+		if (!core || !core->pending || core->epoch != old_epoch)
+			continue;
+		core->has_id = 0;
+		if (id_alloc(core) < 0) {
+			core->pending = 0;
+			(*lost)++;
+		}
+	}
+	free(old);
 	return 0;
 }
 
@@ -121,13 +166,87 @@ int lib_core_take_err(struct lib_tcore *core)
 	return err;
 }
 
-int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
+/* @core is pending for @t's expiry: what re-arms it on a new connection. */
+static void keep(struct lib_tcore *core, const struct timerrec *t)
+{
+	core->pending = 1;
+	core->periodic = (t->flags & CTL_ARM_PERIODIC) != 0;
+	core->expires = t->expires;
+	core->period = core->periodic ? t->period : 0;
+	core->clock = t->clock;
+	core->flags = t->flags;
+	core->err = 0;
+}
+
+/* Armed while the library reconnects: pending now, armed by the new
+ * connection (lib_table_rearm) with the others. */
+static int arm_later(struct lib_tcore *core, int cpu, const struct timerrec *t)
+{
+	int err;
+
+	if (!core_current(core)) {
+		core->pending = 0;
+		core->has_id = 0;
+	}
+	if (!core->has_id && (err = id_alloc(core)) < 0)
+		return err;
+	slots[core->id].gen++;
+	keep(core, t);
+	if (cpu >= 0)
+		core->cpu = cpu;
+	return 0;
+}
+
+unsigned lib_table_rearm(struct lib_conn *c)
+{
+	uint64_t served = 0;
+	unsigned lost = 0;
+
+	for (uint32_t id = 0; id < nids && c == lib_conn_current(); id++) {
+		struct lib_tcore *core = slots[id].owner;
+		struct timerrec rec = { .op = TREC_ARM, .timer_id = id };
+		int k;
+
+		if (!core || !lib_core_pending(core))
+			continue;
+		k = lib_conn_index(c, core->cpu);
+		if (k < 0)
+			k = lib_conn_index(c, -1); /* that CPU is not served now */
+		rec.clock = core->clock;
+		rec.flags = core->flags;
+		rec.expires = core->expires;
+		rec.period = core->period;
+		rec.gen = ++slots[id].gen;
+		if (lib_conn_submit(c, k, &rec) < 0) {
+			if (c != lib_conn_current())
+				break; /* lost again: it stays pending */
+			core->pending = 0;
+			lib_core_release(core);
+			lost++;
+			continue;
+		}
+		core->cpu = lib_conn_cpu(c, k);
+		served |= 1ull << k;
+	}
+	for (int k = 0; served && c == lib_conn_current(); k++, served >>= 1)
+		if ((served & 1) && lib_conn_serve(c, k) < 0)
+			break; /* the next arming call starts it */
+	return lost;
+}
+
+/* lib_core_arm() on the connection, made now if need be; -ENOTCONN
+ * with @core as it was when the connection turns out lost (the library
+ * reconnects). */
+static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	struct timerrec rec = *t;
 	struct lib_conn *c;
 	int err, k, oldk = -1;
 
 	c = lib_conn_get(&err);
+	/* Not ECONNRESET: that reports timers lost before. */
+	if (!c && err != ECONNRESET && lib_conn_reconnecting())
+		return -ENOTCONN;
 	if (!c)
 		return -err;
 	k = lib_conn_index(c, cpu);
@@ -155,14 +274,27 @@ int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	err = lib_conn_submit(c, k, &rec);
 	if (err < 0)
 		goto err_release;
-	core->pending = 1;
-	core->periodic = (rec.flags & CTL_ARM_PERIODIC) != 0;
+	keep(core, &rec);
 	core->cpu = lib_conn_cpu(c, k);
-	core->err = 0;
 	return lib_conn_serve(c, k);
 err_release:
+	if (err == -ECONNRESET && lib_conn_reconnecting())
+		return -ENOTCONN;
 	core->pending = 0;
 	lib_core_release(core);
+	return err;
+}
+
+int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
+{
+	/* Found lost: once more, which connects again if a daemon is there
+	 * (its quota applies), else keeps the timer for the reconnection. */
+	int err = arm_now(core, cpu, t);
+
+	if (err == -ENOTCONN)
+		err = arm_now(core, cpu, t);
+	if (err == -ENOTCONN)
+		err = arm_later(core, cpu, t);
 	return err;
 }
 
@@ -251,6 +383,8 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 		pthread_mutex_unlock(&lib_tlock);
 		return 0;
 	}
+	if (core->periodic)
+		core->expires = r.expires + core->period; /* what a new connection arms */
 	if (core->kind == LIB_TK_POSIX)
 		lib_ptimer_note(core, &r, &note);
 	else

@@ -2,9 +2,11 @@
 /*
  * The connection's life: with no daemon a timer call fails with
  * ECONNREFUSED or ENOENT; once a daemon runs it works; when the daemon is
- * killed, pending timers stop being pending (their callbacks do not run),
- * the next arming call fails with ECONNRESET, and once a daemon is back
- * the call after connects again and its timer runs.
+ * killed and none comes back within the reconnect timeout (set short
+ * here: tests/libtimers/restart has the daemon come back), pending timers
+ * stop being pending (their callbacks do not run), the next arming call
+ * fails with ECONNRESET, and once a daemon is back the call after
+ * connects again and its timer runs.
  */
 #include <errno.h>
 #include <signal.h>
@@ -32,6 +34,7 @@ int main(void)
 	int r, err = 0;
 
 	td_init();
+	clockd_set_reconnect_timeout(100);
 	clockd_timer_setup(&t, count, NULL);
 	clockd_timer_setup(&far, count, NULL);
 	/* A first daemon, to know it comes up with its socket. */

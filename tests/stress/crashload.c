@@ -23,9 +23,11 @@
  *    tick periods: figures, not pass/fail limits;
  *  - with the page dead, a process that asked for the fallback reads the
  *    kernel's clocks (a child: clockd_set_fallback() is per process);
- *  - the timer threads see ECONNRESET after a kill, then connect again by
- *    themselves (no call of theirs does more than retry), and no callback
- *    runs before its expiry.
+ *  - the timer threads' timers live through every kill: a new daemon
+ *    comes back within the reconnect timeout (set to 30 s here, so that
+ *    a slow start on a loaded machine is still "back"), so no call fails
+ *    (no ECONNRESET: nothing is lost), timers armed before a kill run on
+ *    the next daemon, and no callback runs before its expiry.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -360,7 +362,7 @@ int main(int argc, char **argv)
 {
 	const char *env = getenv("STRESS_RESTARTS");
 	int restarts = env ? atoi(env) : getenv("STRESS_LONG") ? 100 : 20;
-	uint64_t reads = 0, backward = 0, torn = 0, bad = 0, alive = 0, resets = 0, reconn = 0;
+	uint64_t reads = 0, backward = 0, torn = 0, bad = 0, alive = 0, resets = 0;
 	uint64_t arms = 0, cancels = 0, tmerr = 0;
 	int fallback_bad = 0, stale_missed = 0, done = 0;
 
@@ -371,6 +373,7 @@ int main(int argc, char **argv)
 	tap_plan(7);
 	srand((unsigned)getpid());
 	td_init();
+	clockd_set_reconnect_timeout(30000);
 	td_start(daemon_opts);
 	daemon_up = 1;
 	for (int i = 0; i < READERS; i++) {
@@ -398,7 +401,7 @@ int main(int argc, char **argv)
 		__atomic_store_n(&daemon_up, 1, __ATOMIC_RELAXED);
 		done = n;
 	}
-	/* A last round of load on the last daemon: the timer threads reconnect. */
+	/* A last round of load on the last daemon. */
 	td_sleep(300000000);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < READERS; i++) {
@@ -409,7 +412,6 @@ int main(int argc, char **argv)
 		bad += rd[i].bad_errno;
 		alive += rd[i].stale_alive;
 		resets += rd[i].resets;
-		reconn += rd[i].reconnects;
 		arms += rd[i].arms;
 		cancels += rd[i].cancels;
 		tmerr += rd[i].tm_errors;
@@ -433,10 +435,9 @@ int main(int argc, char **argv)
 	tap_diag("timers: %llu arms, %llu cancels, %llu fired, %llu checked against a dead page skipped",
 		 (unsigned long long)arms, (unsigned long long)cancels, (unsigned long long)fired,
 		 (unsigned long long)unchecked);
-	tap_ok(resets > 0 && reconn > 0 && tmerr == 0 && rd[0].after_reset == 0 &&
-	       rd[1].after_reset == 0,
-	       "timer clients: %llu ECONNRESET, then connected again (%llu times, and at the end); %llu other errors",
-	       (unsigned long long)resets, (unsigned long long)reconn, (unsigned long long)tmerr);
+	tap_ok(resets == 0 && tmerr == 0 && arms > 0,
+	       "timer clients: no call failed across the restarts (%llu ECONNRESET, %llu other errors)",
+	       (unsigned long long)resets, (unsigned long long)tmerr);
 	tap_ok(early == 0 && fired > 0, "no timer callback early (%llu of %llu)", (unsigned long long)early,
 	       (unsigned long long)fired);
 	return tap_done();
