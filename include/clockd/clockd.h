@@ -541,6 +541,7 @@ const char *clockd_version(void);
 struct clockd_page;
 uint64_t clockd_jiffies_slow_(const struct clockd_page **cache);
 int clockd_coarse_slow_(clockid_t id, struct timespec *ts, const struct clockd_page **cache);
+int clockd_fine_slow_(clockid_t id, struct timespec *ts, const struct clockd_page **cache);
 
 #ifdef CLOCKD_INLINE_READS
 /*
@@ -549,7 +550,9 @@ int clockd_coarse_slow_(clockid_t id, struct timespec *ts, const struct clockd_p
  * CLOCKD_REALTIME_COARSE are a latch read of the mapped page in the
  * caller, as the kernel's vDSO coarse read but with no call: they return
  * the last tick's values while the daemon owning the page lives and has
- * raised no alarm. The first read in each file, and every read the page
+ * raised no alarm. On x86-64 a constant fine id (CLOCKD_MONOTONIC,
+ * CLOCKD_REALTIME, CLOCKD_MONOTONIC_RAW) is inline too, as the library's
+ * TSC fast path (CLOCKD_INLINE_FINE). The first read in each file, and every read the page
  * cannot serve (none mapped yet, its daemon gone or alarmed), calls the
  * library, which also tells the file where the page is; results, errors
  * and errno are the library's. The page layout they read is the public,
@@ -614,6 +617,69 @@ static __inline__ __attribute__((__always_inline__)) int clockd_coarse_inline_(c
 	return clockd_coarse_slow_(id, ts, &clockd_page_cache_);
 }
 
+#if defined(__x86_64__)
+/*
+ * The fine clocks of a constant id on x86-64: the library's fast path
+ * (clock.c, FINE_FAST) in the caller. The TSC is read first, ordered
+ * (lfence; rdtsc), so the page's loads overlap it; a page of another
+ * counter mode, a delta past the extrapolation bound or behind
+ * cycle_last, or a time a second or more past the base goes to the
+ * library, which reads it all again.
+ */
+#define CLOCKD_INLINE_FINE 1
+static __inline__ __attribute__((__always_inline__)) int clockd_fine_inline_(clockid_t id, struct timespec *ts)
+{
+	const struct clockd_page *pg;
+	const struct clockd_page_data *d;
+	uint64_t cycles, last, maxc, ns;
+	uint32_t seq, mult, shift, mode;
+	int64_t sec;
+
+	__builtin_ia32_lfence();
+	cycles = __builtin_ia32_rdtsc();
+	pg = __atomic_load_n(&clockd_page_cache_, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(pg != 0 && ts != 0 && clockd_page_live_(pg), 1)) {
+		do {
+			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+			d = &pg->data[seq & 1];
+			mode = __atomic_load_n(&d->vclock_mode, __ATOMIC_RELAXED);
+			last = __atomic_load_n(&d->cycle_last, __ATOMIC_RELAXED);
+			maxc = __atomic_load_n(&d->max_cycles, __ATOMIC_RELAXED);
+			shift = __atomic_load_n(&d->shift, __ATOMIC_RELAXED);
+			if (id == CLOCKD_MONOTONIC_RAW) {
+				mult = __atomic_load_n(&d->raw_mult, __ATOMIC_RELAXED);
+				sec = __atomic_load_n(&d->raw_sec, __ATOMIC_RELAXED);
+				ns = __atomic_load_n(&d->raw_snsec, __ATOMIC_RELAXED);
+			} else if (id == CLOCKD_REALTIME) {
+				mult = __atomic_load_n(&d->mult, __ATOMIC_RELAXED);
+				sec = __atomic_load_n(&d->real_sec, __ATOMIC_RELAXED);
+				ns = __atomic_load_n(&d->real_snsec, __ATOMIC_RELAXED);
+			} else {
+				mult = __atomic_load_n(&d->mult, __ATOMIC_RELAXED);
+				sec = __atomic_load_n(&d->mono_sec, __ATOMIC_RELAXED);
+				ns = __atomic_load_n(&d->mono_snsec, __ATOMIC_RELAXED);
+			}
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		if (__builtin_expect(mode == CLOCKD_VCLOCK_TSC && cycles - last <= maxc, 1)) {
+			ns = (ns + (cycles - last) * mult) >> (shift & 63);
+			if (__builtin_expect(ns < 1000000000u, 1)) {
+				ts->tv_sec = (time_t)sec;
+				ts->tv_nsec = (long)ns;
+				return 0;
+			}
+		}
+	}
+	return clockd_fine_slow_(id, ts, &clockd_page_cache_);
+}
+#define CLOCKD_FINE_INLINE_ID_(id)                                                                  \
+	(__builtin_constant_p(id) &&                                                                \
+	 ((id) == CLOCKD_MONOTONIC || (id) == CLOCKD_REALTIME || (id) == CLOCKD_MONOTONIC_RAW))
+#else
+#define CLOCKD_FINE_INLINE_ID_(id) 0
+#define clockd_fine_inline_(id, ts) (clockd_clock_gettime)((id), (ts))
+#endif
+
 #define clockd_get_jiffies_64() clockd_get_jiffies_64_inline_()
 #define clockd_jiffies() ((uint32_t)clockd_get_jiffies_64_inline_())
 /* Only a constant coarse id is inline; (clockd_clock_gettime) is the
@@ -621,7 +687,8 @@ static __inline__ __attribute__((__always_inline__)) int clockd_coarse_inline_(c
 #define clockd_clock_gettime(id, ts)                                                               \
 	(__builtin_constant_p(id) && ((id) == CLOCKD_MONOTONIC_COARSE || (id) == CLOCKD_REALTIME_COARSE) \
 		 ? clockd_coarse_inline_((id), (ts))                                                 \
-		 : (clockd_clock_gettime)((id), (ts)))
+		 : CLOCKD_FINE_INLINE_ID_(id) ? clockd_fine_inline_((id), (ts))                      \
+					      : (clockd_clock_gettime)((id), (ts)))
 #endif /* CLOCKD_INLINE_READS */
 
 #ifdef __cplusplus

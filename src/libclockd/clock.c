@@ -233,6 +233,16 @@ CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 	}
 }
 
+/* The out-of-line half of the inline fine read (clockd.h). */
+CLOCKD_EXPORT int clockd_fine_slow_(clockid_t id, struct timespec *ts, const struct clockd_page **cache)
+{
+	int r = clockd_clock_gettime(id, ts);
+
+	if (cache)
+		__atomic_store_n(cache, __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	return r;
+}
+
 /* The out-of-line half of the inline coarse read (clockd.h). */
 CLOCKD_EXPORT int clockd_coarse_slow_(clockid_t id, struct timespec *ts, const struct clockd_page **cache)
 {
