@@ -19,7 +19,7 @@
 set -eu
 builddir=${1:?usage: bench-cyclictest.sh BUILDDIR [LABEL]}
 label=${2:-}
-opts=${CYCLICTEST_OPTS:--m -q -l 400 -i 1000 -h 10000 -t 1 -a 0}
+opts=${CYCLICTEST_OPTS:--m -q -l 1000 -i 1000 -h 10000 -t 1 -a 0}
 reps=${BENCH_REPS:-5}
 chunks=${BENCH_CHUNKS:-5}
 target=${BENCH_P99:-1.2}

@@ -154,7 +154,7 @@ echo "  target p99 flooded <= 1.5x quiet: $([ $met = 5 ] && echo met || echo MIS
 # side by side differ by as much as 2x at p99 on a loaded machine.
 echo "== cyclictest: plain vs libclockd-preload.so"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
-ct="-m -q -l 400 -i 1000 -h 10000 -t 1 -a 0"
+ct="-m -q -l 1000 -i 1000 -h 10000 -t 1 -a 0"
 CYCLICTEST_OPTS="$ct" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_OTHER, quiet"
 busy_start
 CYCLICTEST_OPTS="$ct" sh "$(dirname "$0")/bench-cyclictest.sh" "$builddir" "SCHED_OTHER, busy loops"
