@@ -764,9 +764,10 @@ static int sleep_until(clockid_t id, int64_t t, int64_t *left)
 	}
 }
 
-/* A clockd sleep failed (the daemon went away under it, or was away):
- * the rest on whichever clock serves the process now. A relative sleep
- * starts again from now: longer, never shorter. */
+/* A relative sleep, or a clockd sleep that failed (the daemon went away
+ * under it, or was away): the rest on whichever clock serves the process
+ * now. A relative sleep runs to the process's clock now + its span (one
+ * that failed starts again from now: longer, never shorter). */
 static int sleep_away(clockid_t id, int flags, const struct timespec *req, struct timespec *rem)
 {
 	struct timespec now;
@@ -799,6 +800,12 @@ PRELOAD_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespe
 	m = current_mode();
 	if (m == MODE_KERNEL)
 		return REAL(clock_nanosleep)(id, flags, req, rem);
+	/* A relative sleep is measured on the process's clock, which after a
+	 * return to clockd may stand ahead of clockd's (the clamp): sleeping
+	 * the span on clockd's clock would end short by that much. So it is
+	 * an absolute sleep to the process's now + span (sleep_until). */
+	if (!(flags & TIMER_ABSTIME))
+		return sleep_away(id, flags, req, rem);
 	if (m == MODE_CLOCKD || m == MODE_RETURNING) {
 		err = clockd_clock_nanosleep(c, flags, req, rem);
 		if (!daemon_error(err))
