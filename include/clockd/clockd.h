@@ -79,8 +79,8 @@ union sigval {
 
 /*
  * The coarse reads and jiffies are inline (see "Inline reads" at the end)
- * with GCC or clang on x86-64 and arm64, unless CLOCKD_NO_INLINE is defined
- * before this header is read.
+ * in C with GCC or clang on x86-64 and arm64, unless CLOCKD_NO_INLINE is
+ * defined before this header is read.
  */
 #if !defined(CLOCKD_NO_INLINE) && defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
 #define CLOCKD_INLINE_READS 1
@@ -680,6 +680,9 @@ static __inline__ __attribute__((__always_inline__)) int clockd_fine_inline_(clo
 #define clockd_fine_inline_(id, ts) (clockd_clock_gettime)((id), (ts))
 #endif
 
+/* In C only: a C++ caller may name the functions ::clockd_clock_gettime,
+ * which a function-like macro would break; it calls the library. */
+#ifndef __cplusplus
 #define clockd_get_jiffies_64() clockd_get_jiffies_64_inline_()
 #define clockd_jiffies() ((uint32_t)clockd_get_jiffies_64_inline_())
 /* Only a constant coarse id is inline; (clockd_clock_gettime) is the
@@ -689,6 +692,7 @@ static __inline__ __attribute__((__always_inline__)) int clockd_fine_inline_(clo
 		 ? clockd_coarse_inline_((id), (ts))                                                 \
 		 : CLOCKD_FINE_INLINE_ID_(id) ? clockd_fine_inline_((id), (ts))                      \
 					      : (clockd_clock_gettime)((id), (ts)))
+#endif /* !__cplusplus */
 #endif /* CLOCKD_INLINE_READS */
 
 #ifdef __cplusplus

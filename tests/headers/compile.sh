@@ -69,7 +69,15 @@ static int use_clockd(void)
 	its.it_value.tv_sec = 1;
 	its.it_value.tv_nsec = 0;
 	its.it_interval = its.it_value;
-	return clockd_clock_gettime(id, &ts) + clockd_time_after(1u, 2u) +
+	/* constant ids: the inline reads in C, calls in C++, where a
+	 * qualified name must work too */
+	int inl = clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts) +
+		  clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) + (int)clockd_get_jiffies_64() +
+		  (int)clockd_jiffies();
+#ifdef __cplusplus
+	inl += ::clockd_clock_gettime(CLOCKD_REALTIME, &ts) + (int)::clockd_get_jiffies_64();
+#endif
+	return inl + clockd_clock_gettime(id, &ts) + clockd_time_after(1u, 2u) +
 	       clockd_time_before_eq64(1u, 2u) + clockd_status(&st, sizeof(st)) +
 	       clockd_devices2(dev, sizeof(dev[0]), 2) + (int)sizeof(sev) +
 	       (st.state == CLOCKD_STATE_GONE);

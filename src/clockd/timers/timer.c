@@ -397,6 +397,11 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	 * tick that made us run. */
 	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
 	fire(s, exp, overrun);
+	/* A tick can make thousands of jiffies timers due (a client that
+	 * keeps its whole quota a few ticks ahead): an ns timer that comes
+	 * due meanwhile is run between them, not after them all. */
+	if (kns >= b->ns_due_kns)
+		tb_expire_due(b);
 }
 
 /* Also when nothing is due: the wheel places a new timer by its distance
