@@ -169,6 +169,14 @@ if start_daemon "$T/snorecover.log" -o hz=100 -o source=sim -o source_recover_s=
 	st=$?
 	[ $st -eq 3 ] && ! grep -q 'back in use' "$T/snorecover.log"
 	ok $? "source_recover_s 0: reads still fail with ESTALE 3 s on (status $st), never taken back"
+	# The tick thread waits for its ticks meanwhile: it once re-armed its
+	# timerfd at the same past deadline without end, a SCHED_FIFO spin
+	# that starved the timer base on its CPU (and SIGTERM then hung).
+	cpu0=$(cat /proc/"$daemon_pid"/task/*/schedstat | awk '{ s += $1 } END { print s }')
+	sleep 2
+	cpu1=$(cat /proc/"$daemon_pid"/task/*/schedstat | awk '{ s += $1 } END { print s }')
+	[ $((cpu1 - cpu0)) -lt 600000000 ]
+	ok $? "source_recover_s 0: the daemon idles meanwhile ($(((cpu1 - cpu0) / 20000000)) % of a CPU over 2 s)"
 	stop_daemon TERM
 	# The alarm was that daemon's: the next one on the page starts clear.
 	if start_daemon "$T/snorecover2.log" -o hz=100 -o source=posix; then

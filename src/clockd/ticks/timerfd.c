@@ -67,9 +67,18 @@ static int timerfd_arm(struct tick_device *td, struct timerfd_state *st, int64_t
 static int64_t timerfd_wait(struct tick_device *td, int64_t deadline_ns)
 {
 	struct timerfd_state *st = td->priv;
+	struct timespec now;
 	uint64_t n;
 	ssize_t r;
 
+	/* A deadline already past keeps the timer's own period: the
+	 * timekeeper did not move (a faulted source on probation gives the
+	 * same deadline tick after tick), and arming at it again would fire
+	 * at once, for ever: a SCHED_FIFO thread spinning on its CPU, with
+	 * the timer base pinned there starved. A tick merely late finds its
+	 * expirations waiting on the armed timer. */
+	if (st->next_ns != 0 && clock_gettime(CLOCK_MONOTONIC, &now) == 0 && deadline_ns <= ts_to_ns(&now))
+		deadline_ns = st->next_ns;
 	if (st->next_ns == 0 || llabs(st->next_ns - deadline_ns) > REPHASE_NS)
 		if (timerfd_arm(td, st, deadline_ns) < 0)
 			return -1;
