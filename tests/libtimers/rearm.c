@@ -145,7 +145,7 @@ int main(void)
 	uint64_t extra = 0, api_err = 0;
 	static const int64_t offs[] = { -20000, 0, 5000, 20000, 50000, 200000 };
 	uint64_t cpus;
-	unsigned ncpu = 0, cpu_of[64];
+	unsigned ncpu = 0, cpu_of[64] = { 0 };
 	int64_t t0;
 
 	tap_plan(4);
@@ -155,6 +155,8 @@ int main(void)
 	for (unsigned c = 0; c < 64; c++)
 		if (cpus >> c & 1)
 			cpu_of[ncpu++] = c;
+	if (ncpu == 0)
+		tap_bail("the daemon serves no CPU");
 	for (unsigned i = 0; i < BATCH; i++) {
 		struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = (int)cpu_of[i % ncpu],
 					       .fn = fire, .value.sival_ptr = &tm[i] };
