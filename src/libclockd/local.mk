@@ -36,7 +36,13 @@ EXTRA_DIST += src/libclockd/libclockd.sym src/libclockd/libclockd.pc.in
 # the interposers (linked to libclockd.so they would come back to us).
 # It is no library to link with: it goes in $(pkglibdir), $(libdir)/clockd.
 pkglib_LTLIBRARIES += src/libclockd/libclockd-preload.la
-src_libclockd_libclockd_preload_la_SOURCES = src/libclockd/preload.c
+src_libclockd_libclockd_preload_la_SOURCES = \
+	src/libclockd/preload.h \
+	src/libclockd/preload.c \
+	src/libclockd/preload-mode.c \
+	src/libclockd/preload-clock.c \
+	src/libclockd/preload-sleep.c \
+	src/libclockd/preload-timer.c
 src_libclockd_libclockd_preload_la_CPPFLAGS = $(AM_CPPFLAGS) -DCLOCKD_NO_INLINE
 src_libclockd_libclockd_preload_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/src/libclockd/preload.sym \

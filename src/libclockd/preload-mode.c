@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libclockd-preload.so: where the clocks come from, the process's mode
+ * (preload.h), the switches away from clockd and back, the slow reads. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libclockd/internal.h"
+#include "libclockd/preload.h"
+#include "shared/latch.h"
+#include "shared/tickmath.h"
+
+#define RETURN_CHECK_NS 10000000LL
+/* Back on clockd, a clock stands still at most about this long (until
+ * clockd passes what the process read away); a daemon whose clocks are
+ * further behind is not returned to. */
+#define RETURN_HOLD_MAX_NS 1000000000LL
+/* Switch lines: at most LOG_BURST in any LOG_WINDOW_NS. */
+#define LOG_BURST 5
+#define LOG_WINDOW_NS 10000000000LL
+
+int preload_mode = MODE_UNSET;
+static pthread_t decider;  /* the thread in MODE_DECIDING */
+pthread_t preload_switcher;
+static int64_t next_check; /* kernel CLOCK_MONOTONIC_COARSE, ns */
+
+/*
+ * The clamped clocks: the monotonic ones the process reads (BOOTTIME is
+ * not served). CLOCK_REALTIME and _COARSE are not clamped: the kernel
+ * itself steps them (settimeofday, clock_settime, an NTP step), so a
+ * program may not assume they never go back; away from clockd the process
+ * gets the kernel's realtime as it is, and a switch steps realtime by
+ * clockd's offset to the kernel's (small for a disciplined clockd).
+ *
+ * Away from clockd, a monotonic clock is the kernel's plus off: off is set
+ * at the switch so that the clock goes on from the largest value clockd
+ * could have handed out (at_switch below). last is the largest value
+ * handed out off clockd (away, or held while returning), an atomic max;
+ * back on clockd a clock is held at last until clockd passes it.
+ */
+enum track { TR_MONO, TR_RAW, TR_COARSE, TR_COUNT };
+
+static const clockid_t track_kernel[TR_COUNT] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
+						  CLOCK_MONOTONIC_COARSE };
+static const clockid_t track_clockd[TR_COUNT] = { CLOCKD_MONOTONIC, CLOCKD_MONOTONIC_RAW,
+						  CLOCKD_MONOTONIC_COARSE };
+
+static struct {
+	int64_t off;
+	int64_t last;
+} track[TR_COUNT];
+
+/* The clamped clock behind clockd clock @c, or -1. */
+static int track_of(clockid_t c)
+{
+	for (int k = 0; k < TR_COUNT; k++)
+		if (track_clockd[k] == c)
+			return k;
+	return -1;
+}
+
+int64_t kernel_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (__wrap_clock_gettime(id, &ts) != 0)
+		return 0;
+	return ts_to_ns(&ts);
+}
+
+/* *@p = max(*@p, @v); the new maximum. Sequentially consistent: see
+ * serve_away() for what pairs with it. */
+static int64_t max_into(int64_t *p, int64_t v)
+{
+	int64_t cur = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+
+	while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	return v > cur ? v : cur;
+}
+
+enum policy policy(void)
+{
+	const char *p = getenv("CLOCKD_PRELOAD");
+
+	if (p && strcmp(p, "silent") == 0)
+		return POLICY_SILENT;
+	if (p && strcmp(p, "refuse") == 0)
+		return POLICY_REFUSE;
+	return POLICY_WARN;
+}
+
+static const char *why_not(const struct clockd_status *st)
+{
+	static const char *const states[] = { "absent", "live", "stale", "gone" };
+
+	if (st->state == CLOCKD_STATE_ABSENT && st->errno_hint)
+		return strerror(st->errno_hint);
+	return st->state < 4 ? states[st->state] : "unknown state";
+}
+
+/* No live daemon at start-up: say so as configured (once: this runs once). */
+static void no_daemon(const struct clockd_status *st)
+{
+	enum policy p = policy();
+
+	if (p == POLICY_SILENT)
+		return;
+	fprintf(stderr, "libclockd-preload: no live clockd at %s (%s): %s\n",
+		st->page_path[0] ? st->page_path : "the page", why_not(st),
+		p == POLICY_REFUSE ? "refusing to run (CLOCKD_PRELOAD=refuse)"
+				   : "running on the kernel's clocks");
+	if (p == POLICY_REFUSE)
+		_exit(1);
+}
+
+static enum mode decide(void)
+{
+	struct clockd_status st;
+	struct timespec ts;
+
+	lookup_all();
+	/* The switches below are this library's fallback: libclockd's own
+	 * ($CLOCKD_FALLBACK) would hand out the kernel's clock unclamped. */
+	(void)clockd_set_fallback(0);
+	memset(&st, 0, sizeof(st));
+	if (clockd_status(&st, sizeof(st)) == 0 && st.state == CLOCKD_STATE_LIVE &&
+	    clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) == 0)
+		return MODE_CLOCKD;
+	no_daemon(&st);
+	return MODE_KERNEL;
+}
+
+/* The first caller decides; others wait for it. The decider itself may
+ * come back here (a call the decision makes, or a signal handler reading
+ * the clock): it gets the kernel's clock meanwhile. */
+static __attribute__((noinline)) bool on_clockd_slow(void)
+{
+	int m = MODE_UNSET;
+
+	if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_DECIDING, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&decider, pthread_self(), __ATOMIC_RELEASE);
+		m = decide();
+		__atomic_store_n(&preload_mode, m, __ATOMIC_SEQ_CST);
+		return m == MODE_CLOCKD;
+	}
+	while (m == MODE_DECIDING) {
+		if (pthread_equal(__atomic_load_n(&decider, __ATOMIC_ACQUIRE), pthread_self()))
+			return false;
+		sched_yield();
+		m = __atomic_load_n(&preload_mode, __ATOMIC_ACQUIRE);
+	}
+	return m == MODE_CLOCKD || m == MODE_RETURNING;
+}
+
+/* The mode, decided first if it is not yet. */
+int current_mode(void)
+{
+	int m = __atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST);
+
+	if (m == MODE_UNSET || m == MODE_DECIDING) {
+		(void)on_clockd_slow();
+		m = __atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST);
+	}
+	return m;
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	(void)current_mode();
+}
+
+/* ---- switching ------------------------------------------------------- */
+
+/* One stderr line per switch, at most LOG_BURST of them in LOG_WINDOW_NS;
+ * the next line printed counts those that were not. */
+static void note_switch(bool away, int err)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t window;
+	static unsigned int lines, dropped;
+	char more[64] = "";
+	int64_t now;
+
+	if (policy() == POLICY_SILENT || pthread_mutex_trylock(&lock) != 0)
+		return;
+	now = kernel_ns(CLOCK_MONOTONIC_COARSE);
+	if (lines == 0 || now - window >= LOG_WINDOW_NS) {
+		window = now;
+		lines = 0;
+	}
+	if (lines >= LOG_BURST) {
+		dropped++;
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	lines++;
+	if (dropped)
+		snprintf(more, sizeof(more), " (%u earlier switches not shown)", dropped);
+	dropped = 0;
+	if (away)
+		fprintf(stderr, "libclockd-preload: clockd went away (%s): on the kernel's clocks until it is back%s\n",
+			strerror(err), more);
+	else
+		fprintf(stderr, "libclockd-preload: clockd is back: on its clocks again%s\n", more);
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * The largest value clamped clock @k could have had from the page when
+ * the kernel's CLOCK_MONOTONIC read @kmono: its value at the last update,
+ * plus the kernel's time since, plus 0.1 % and 1 us. A read extrapolates
+ * from the last update for at most the page's stale limit, at the rate of
+ * the daemon's counter; the margin covers a counter up to 0.1 % faster
+ * than the kernel's (the daemon keeps the same margin when it continues a
+ * page, timekeeper.c). A page not yet mapped gives 0.
+ */
+static int64_t page_floor(int k, int64_t kmono)
+{
+	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
+	struct clockd_page_data d;
+	int64_t v, gap;
+
+	if (!pg)
+		return 0;
+	latch_snapshot(pg, &d);
+	switch (k) {
+	case TR_MONO:
+		v = d.mono_sec * (int64_t)NSEC_PER_SEC + (int64_t)(d.mono_snsec >> (d.shift & 63));
+		break;
+	case TR_RAW:
+		v = d.raw_sec * (int64_t)NSEC_PER_SEC + (int64_t)(d.raw_snsec >> (d.shift & 63));
+		break;
+	default:
+		v = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
+		break;
+	}
+	gap = kmono - (int64_t)d.kernel_mono_ns;
+	if (gap < 0)
+		gap = 0;
+	return v + gap + gap / 1000 + 1000;
+}
+
+/* The calling thread moves the process to the kernel's clocks. */
+static void switch_away(int err)
+{
+	int64_t kmono = kernel_ns(CLOCK_MONOTONIC);
+
+	__atomic_store_n(&preload_switcher, pthread_self(), __ATOMIC_RELEASE);
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t f = page_floor(k, kmono), last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+
+		if (last > f)
+			f = last;
+		__atomic_store_n(&track[k].off, f - kernel_ns(track_kernel[k]), __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&next_check, kernel_ns(CLOCK_MONOTONIC_COARSE) + RETURN_CHECK_NS, __ATOMIC_RELAXED);
+	/* Publishes off and next_check. */
+	__atomic_store_n(&preload_mode, MODE_AWAY, __ATOMIC_SEQ_CST);
+	note_switch(true, err);
+}
+
+/* A read in mode @from (CLOCKD or RETURNING) failed with @err, a daemon
+ * error: the first thread to see it switches; the others wait for it. */
+void go_away(int from, int err)
+{
+	int m = from;
+
+	if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		switch_away(err);
+		return;
+	}
+	while (m == MODE_SWITCHING) {
+		/* The switcher itself, from a signal handler: go on. */
+		if (pthread_equal(__atomic_load_n(&preload_switcher, __ATOMIC_ACQUIRE), pthread_self()))
+			return;
+		sched_yield();
+		m = __atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* A clamped clock that clockd serves more than RETURN_HOLD_MAX_NS behind
+ * what the process reads away (a daemon back on a new page, not one that
+ * continues the old): back on clockd, it would stand still that long. */
+static bool too_far_behind(void)
+{
+	struct timespec ts;
+
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t away = kernel_ns(track_kernel[k]) + __atomic_load_n(&track[k].off, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST) == 0)
+			continue;
+		if (clockd_clock_gettime(track_clockd[k], &ts) == 0 && ts_to_ns(&ts) + RETURN_HOLD_MAX_NS < away)
+			return true;
+	}
+	return false;
+}
+
+/* Away: every RETURN_CHECK_NS (one thread checks) whether clockd reads
+ * again, the page live (a replaced file is mapped by the failing read,
+ * lib_page_gone()); if so, RETURNING. */
+static void check_return(void)
+{
+	int64_t now = kernel_ns(CLOCK_MONOTONIC_COARSE), due = __atomic_load_n(&next_check, __ATOMIC_RELAXED);
+	struct timespec ts;
+	int m = MODE_AWAY, err = errno;
+
+	if (now < due ||
+	    !__atomic_compare_exchange_n(&next_check, &due, now + RETURN_CHECK_NS, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return;
+	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0) {
+		errno = err;
+		return;
+	}
+	if (too_far_behind()) {
+		/* For good: the next check never comes. */
+		__atomic_store_n(&next_check, INT64_MAX, __ATOMIC_RELAXED);
+		if (policy() != POLICY_SILENT)
+			fprintf(stderr, "libclockd-preload: clockd is back with clocks more than %d s behind this "
+					"process's: staying on the kernel's clocks\n",
+				(int)(RETURN_HOLD_MAX_NS / NSEC_PER_SEC));
+	} else if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST,
+					       __ATOMIC_SEQ_CST)) {
+		note_switch(false, 0);
+	}
+	errno = err;
+}
+
+/* Away: clock @k on the kernel's clock, into *@ts. False when the mode
+ * changed meanwhile (the caller starts again).
+ *
+ * The value goes into last before the mode is read again, and a thread
+ * leaving MODE_AWAY stores the mode before it reads last (all sequentially
+ * consistent): so either it sees this value, or this thread sees the new
+ * mode and hands out nothing from here. */
+static bool serve_away(int k, struct timespec *ts)
+{
+	int64_t v = kernel_ns(track_kernel[k]) + __atomic_load_n(&track[k].off, __ATOMIC_RELAXED);
+
+	v = max_into(&track[k].last, v);
+	if (__atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST) != MODE_AWAY)
+		return false;
+	*ts = ns_to_ts(v);
+	return true;
+}
+
+/* Returning: every clamped clock has passed its last value on clockd.
+ * Clocks never read away have a last of 0. */
+static bool all_passed(void)
+{
+	struct timespec ts;
+
+	for (int k = 0; k < TR_COUNT; k++) {
+		int64_t last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+
+		if (last && (clockd_clock_gettime(track_clockd[k], &ts) != 0 || ts_to_ns(&ts) < last))
+			return false;
+	}
+	return true;
+}
+
+/* Returning: clockd clock @c (clamped clock @k, or -1) into *@ts, held at
+ * its last value until clockd passes it. 0, -1 with errno set (not a
+ * daemon error), or 1: went away, start again. */
+static int serve_returning(clockid_t c, int k, struct timespec *ts)
+{
+	int64_t v, last;
+	int m = MODE_RETURNING;
+
+	if (clockd_clock_gettime(c, ts) != 0) {
+		if (!daemon_error(errno))
+			return -1;
+		go_away(MODE_RETURNING, errno);
+		return 1;
+	}
+	if (k >= 0) {
+		v = ts_to_ns(ts);
+		last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+		if (v < last) {
+			*ts = ns_to_ts(last);
+			return 0;
+		}
+	}
+	/* Also for a realtime read: a program that reads nothing else
+	 * must get back to the hot path too. */
+	if (all_passed())
+		(void)__atomic_compare_exchange_n(&preload_mode, &m, MODE_CLOCKD, false, __ATOMIC_SEQ_CST,
+						  __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* ---- reads ----------------------------------------------------------- */
+
+/*
+ * Kernel clock @id, served by clockd clock @c, off the hot path: the first
+ * call, a failed read, the reads away from clockd and while returning.
+ * errno is @err again after a success.
+ */
+__attribute__((noinline)) int read_slow(clockid_t id, clockid_t c, struct timespec *ts, int err)
+{
+	int k = track_of(c), r;
+
+	for (;;) {
+		int m = current_mode();
+
+		switch (m) {
+		case MODE_KERNEL:
+			return REAL(clock_gettime)(id, ts);
+		case MODE_CLOCKD:
+			if (clockd_clock_gettime(c, ts) == 0)
+				return 0;
+			if (!daemon_error(errno))
+				return -1;
+			go_away(MODE_CLOCKD, errno);
+			break;
+		case MODE_SWITCHING:
+			if (pthread_equal(__atomic_load_n(&preload_switcher, __ATOMIC_ACQUIRE), pthread_self()))
+				return REAL(clock_gettime)(id, ts);
+			sched_yield();
+			break;
+		case MODE_AWAY:
+			check_return();
+			if (k < 0) {
+				if (__atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST) != MODE_AWAY)
+					break;
+				errno = err;
+				return REAL(clock_gettime)(id, ts);
+			}
+			if (serve_away(k, ts)) {
+				errno = err;
+				return 0;
+			}
+			break;
+		default: /* MODE_RETURNING */
+			r = serve_returning(c, k, ts);
+			if (r <= 0) {
+				if (r == 0)
+					errno = err;
+				return r;
+			}
+			break;
+		}
+		errno = err;
+	}
+}
