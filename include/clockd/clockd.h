@@ -577,11 +577,9 @@ static __inline__ __attribute__((__always_inline__)) uint64_t clockd_get_jiffies
 	uint32_t seq;
 
 	if (__builtin_expect(pg != 0, 1)) {
-		do {
-			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-			j = __atomic_load_n(&pg->data[seq & 1].jiffies_64, __ATOMIC_RELAXED);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		do
+			j = __atomic_load_n(&clockd_page_read_begin(pg, &seq)->jiffies_64, __ATOMIC_RELAXED);
+		while (clockd_page_read_retry(pg, seq));
 		if (__builtin_expect(clockd_page_live_(pg), 1))
 			return j;
 	}
@@ -597,8 +595,7 @@ static __inline__ __attribute__((__always_inline__)) int clockd_coarse_inline_(c
 
 	if (__builtin_expect(pg != 0 && ts != 0, 1)) {
 		do {
-			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-			d = &pg->data[seq & 1];
+			d = clockd_page_read_begin(pg, &seq);
 			if (id == CLOCKD_MONOTONIC_COARSE) {
 				sec = __atomic_load_n(&d->coarse_mono_sec, __ATOMIC_RELAXED);
 				nsec = __atomic_load_n(&d->coarse_mono_nsec, __ATOMIC_RELAXED);
@@ -606,8 +603,7 @@ static __inline__ __attribute__((__always_inline__)) int clockd_coarse_inline_(c
 				sec = __atomic_load_n(&d->xtime_sec, __ATOMIC_RELAXED);
 				nsec = __atomic_load_n(&d->xtime_nsec, __ATOMIC_RELAXED);
 			}
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		} while (clockd_page_read_retry(pg, seq));
 		if (__builtin_expect(clockd_page_live_(pg) && nsec < 1000000000u, 1)) {
 			ts->tv_sec = (time_t)sec;
 			ts->tv_nsec = (long)nsec;
@@ -640,8 +636,7 @@ static __inline__ __attribute__((__always_inline__)) int clockd_fine_inline_(clo
 	pg = __atomic_load_n(&clockd_page_cache_, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(pg != 0 && ts != 0 && clockd_page_live_(pg), 1)) {
 		do {
-			seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-			d = &pg->data[seq & 1];
+			d = clockd_page_read_begin(pg, &seq);
 			mode = __atomic_load_n(&d->vclock_mode, __ATOMIC_RELAXED);
 			last = __atomic_load_n(&d->cycle_last, __ATOMIC_RELAXED);
 			maxc = __atomic_load_n(&d->max_cycles, __ATOMIC_RELAXED);
@@ -659,8 +654,7 @@ static __inline__ __attribute__((__always_inline__)) int clockd_fine_inline_(clo
 				sec = __atomic_load_n(&d->mono_sec, __ATOMIC_RELAXED);
 				ns = __atomic_load_n(&d->mono_snsec, __ATOMIC_RELAXED);
 			}
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		} while (__builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0));
+		} while (clockd_page_read_retry(pg, seq));
 		if (__builtin_expect(mode == CLOCKD_VCLOCK_TSC && cycles - last <= maxc, 1)) {
 			ns = (ns + (cycles - last) * mult) >> (shift & 63);
 			if (__builtin_expect(ns < 1000000000u, 1)) {

@@ -16,7 +16,8 @@
  * Consistency: the time data is kept twice (data[0], data[1]) under one
  * sequence count, the kernel's "latch" (include/linux/seqlock.h,
  * raw_write_seqcount_latch). The writer bumps seq, rewrites the copy readers
- * are no longer directed to, bumps seq again, rewrites the other. A reader:
+ * are no longer directed to, bumps seq again, rewrites the other. A reader
+ * (clockd_page_read_begin() below):
  *
  *     do {
  *         s = load_acquire(&page->seq);
@@ -298,5 +299,43 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, spurious, 96);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_device, missed, 104);
 CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page_device) == 128, "clockd page ABI: device size");
 CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page) == CLOCKD_PAGE_SIZE, "clockd page ABI: size");
+
+#if defined(__GNUC__) || defined(__clang__)
+/*
+ * The latch reader: every read of the time data, in the library, in the
+ * inline reads of <clockd/clockd.h> and in the daemon, is this pair:
+ *
+ *     uint32_t seq;
+ *     const struct clockd_page_data *d;
+ *     do {
+ *         d = clockd_page_read_begin(pg, &seq);
+ *         x = __atomic_load_n(&d->field, __ATOMIC_RELAXED);
+ *     } while (clockd_page_read_retry(pg, seq));
+ *
+ * Every load of *d between the two is a relaxed atomic one, so the pattern
+ * is race-free for the C11 memory model (Boehm, "Can seqlocks get along
+ * with programming language memory models?", 2012). It never blocks: it
+ * retries only while the writer moved on, and a writer killed at any point
+ * leaves the copy seq designates complete.
+ */
+static __inline__ __attribute__((__always_inline__)) const struct clockd_page_data *
+clockd_page_read_begin(const struct clockd_page *pg, uint32_t *seq)
+{
+	*seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+	return &pg->data[*seq & 1];
+}
+
+/* Nonzero: what was loaded since clockd_page_read_begin() may be torn,
+ * read it again. */
+static __inline__ __attribute__((__always_inline__)) int clockd_page_read_retry(const struct clockd_page *pg,
+										 uint32_t seq)
+{
+	/* Pairs with the writer's release fence after it moved seq: if a load
+	 * above saw a store made after that, the re-read below sees seq
+	 * moved. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __builtin_expect(__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq, 0);
+}
+#endif
 
 #endif /* CLOCKD_PAGE_H */

@@ -254,7 +254,7 @@ void pagefile_publish(struct pagefile *pf, const struct clockd_page_data *d, con
 
 const struct clockd_page_data *pagefile_read_begin(const struct pagefile *pf, uint32_t *seq, const void **tag)
 {
-	const struct clockd_page_data *copy = latch_read_begin(pf->pg, seq);
+	const struct clockd_page_data *copy = clockd_page_read_begin(pf->pg, seq);
 
 	*tag = LOAD_RELAXED(&pf->tag[copy - pf->pg->data]);
 	return copy;
@@ -262,7 +262,7 @@ const struct clockd_page_data *pagefile_read_begin(const struct pagefile *pf, ui
 
 bool pagefile_read_retry(const struct pagefile *pf, uint32_t seq)
 {
-	return latch_read_retry(pf->pg, seq);
+	return clockd_page_read_retry(pf->pg, seq);
 }
 
 /* A NUL-terminated copy of @s into the field @dst of @size bytes, one

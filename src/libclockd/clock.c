@@ -89,11 +89,11 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 	if (__builtin_expect(!pg, 0))
 		return lib_read_failed(id, ts, err);
 	do {
-		d = latch_read_begin(pg, &seq);
+		d = clockd_page_read_begin(pg, &seq);
 		have_counter = read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid),
 					    &cycles);
 		page_conv_load(&conv, d, which);
-	} while (__builtin_expect(latch_read_retry(pg, seq), 0));
+	} while (clockd_page_read_retry(pg, seq));
 
 	/* A CPU that cannot read the daemon's counter gets the same clock at
 	 * the last tick: tick resolution. */
@@ -133,7 +133,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	if (__builtin_expect(!pg, 0))
 		return coarse_nopage(id, ts);
 	do {
-		d = latch_read_begin(pg, &seq);
+		d = clockd_page_read_begin(pg, &seq);
 		if (id == CLOCKD_MONOTONIC_COARSE) {
 			sec = LOAD_RELAXED(&d->coarse_mono_sec);
 			nsec = LOAD_RELAXED(&d->coarse_mono_nsec);
@@ -141,7 +141,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 			sec = LOAD_RELAXED(&d->xtime_sec);
 			nsec = LOAD_RELAXED(&d->xtime_nsec);
 		}
-	} while (__builtin_expect(latch_read_retry(pg, seq), 0));
+	} while (clockd_page_read_retry(pg, seq));
 	if (__builtin_expect(!lib_page_ok(pg), 0))
 		return lib_read_failed(id, ts, ESTALE);
 	/* Never hand on a timespec no clock could hold: a page that says so
@@ -179,7 +179,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		if (!CLOCKD_HAVE_TSC || __builtin_expect(!pg || !lib_page_ok(pg), 0))     \
 			return read_fine_slow(ID, WHICH, ts);                             \
 		do {                                                                      \
-			d = latch_read_begin(pg, &seq);                                   \
+			d = clockd_page_read_begin(pg, &seq);                             \
 			if (__builtin_expect(LOAD_RELAXED(&d->vclock_mode) != CLOCKD_VCLOCK_TSC, 0)) \
 				return read_fine_slow(ID, WHICH, ts);                     \
 			delta = cycles - LOAD_RELAXED(&d->cycle_last);                    \
@@ -187,7 +187,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 			ns = LOAD_RELAXED(&d->SNSEC) + delta * LOAD_RELAXED(&d->MULT);    \
 			shift = LOAD_RELAXED(&d->shift);                                  \
 			sec = LOAD_RELAXED(&d->SEC);                                      \
-		} while (__builtin_expect(latch_read_retry(pg, seq), 0));                 \
+		} while (clockd_page_read_retry(pg, seq));                                \
 		if (__builtin_expect(delta > maxc, 0))                                    \
 			return read_fine_slow(ID, WHICH, ts);                             \
 		ns >>= shift & 63; /* see read_fine_slow */                              \

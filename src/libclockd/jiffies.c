@@ -20,8 +20,8 @@ CLOCKD_EXPORT uint64_t clockd_get_jiffies_64(void)
 		return 0;
 	}
 	do
-		j = LOAD_RELAXED(&latch_read_begin(pg, &seq)->jiffies_64);
-	while (__builtin_expect(latch_read_retry(pg, seq), 0));
+		j = LOAD_RELAXED(&clockd_page_read_begin(pg, &seq)->jiffies_64);
+	while (clockd_page_read_retry(pg, seq));
 	if (__builtin_expect(!lib_page_ok(pg), 0)) {
 		lib_page_gone();
 		errno = ESTALE;

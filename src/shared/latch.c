@@ -52,9 +52,9 @@ void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out)
 	uint32_t seq;
 
 	do {
-		d = latch_read_begin(pg, &seq);
+		d = clockd_page_read_begin(pg, &seq);
 		latch_load_data(out, d);
-	} while (latch_read_retry(pg, seq));
+	} while (clockd_page_read_retry(pg, seq));
 }
 
 void latch_store_words(void *dst, const void *src, size_t nwords)

@@ -22,7 +22,7 @@ static inline struct clockd_page_data *latch_write_begin(struct clockd_page *pg,
 	*seq = LOAD_RELAXED(&pg->seq);
 	/* Send readers to data[(seq + 1) & 1]; the release fence orders this
 	 * store before our stores to the copy they leave (pairs with the
-	 * reader's acquire fence before it re-reads seq). */
+	 * acquire fence of clockd_page_read_retry()). */
 	__atomic_store_n(&pg->seq, *seq + 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return &pg->data[*seq & 1];
@@ -40,30 +40,8 @@ void latch_publish(struct clockd_page *pg, const struct clockd_page_data *d);
 void latch_publish_tagged(struct clockd_page *pg, const struct clockd_page_data *d, const void **tags,
 			  const void *tag);
 
-/* Reader side: one pass over the copy the writer is not rewriting.
- *
- *     do {
- *             d = latch_read_begin(pg, &seq);
- *             ... relaxed loads of *d ...
- *     } while (latch_read_retry(pg, seq));
- *
- * Every reader loop of the page, in the daemon and in the library, is this
- * pair. Never blocks: it retries only while the writer moved on. */
-static inline __attribute__((always_inline)) const struct clockd_page_data *
-latch_read_begin(const struct clockd_page *pg, uint32_t *seq)
-{
-	*seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-	return &pg->data[*seq & 1];
-}
-
-static inline __attribute__((always_inline)) int latch_read_retry(const struct clockd_page *pg, uint32_t seq)
-{
-	/* Pairs with the writer's release fence (latch_write_begin): if a
-	 * load above saw a store made after the writer moved seq, the re-read
-	 * below sees seq moved. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return LOAD_RELAXED(&pg->seq) != seq;
-}
+/* Reader side: clockd_page_read_begin() and clockd_page_read_retry() of
+ * <clockd/page.h>, the one latch reader of the tree. */
 
 /* A consistent snapshot of the whole data block. */
 void latch_snapshot(const struct clockd_page *pg, struct clockd_page_data *out);

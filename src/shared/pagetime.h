@@ -25,7 +25,8 @@ struct page_conv {
 };
 
 /* Load @which's conversion from @d with relaxed loads: call inside a latch
- * read (latch_read_begin .. latch_read_retry), or on a private copy. */
+ * read (clockd_page_read_begin .. clockd_page_read_retry), or on a
+ * private copy. */
 static inline __attribute__((always_inline)) void page_conv_load(struct page_conv *c,
 								  const struct clockd_page_data *d,
 								  enum page_clock which)
