@@ -13,8 +13,6 @@
 #include "shared/tickmath.h"
 #include "shared/tsc.h"
 
-int lib_fallback;
-
 clockid_t lib_kernel_equivalent(clockid_t id)
 {
 	switch (id) {

@@ -13,18 +13,7 @@
  * broke the protocol) detaches it at once under lib_tlock and wakes its
  * threads, which see c->dead and leave.
  *
- * Reconnecting: the timers stay pending. A reconnect thread tries the
- * socket again, 1 ms after the loss and then at doubling intervals of at
- * most RECONNECT_MAX_SLEEP_MS, dialling without lib_tlock (a daemon that
- * is slow to answer HELLO blocks no timer call); an arming call meanwhile
- * tries too, as the first call does, so that the new daemon's quota
- * applies to it. The first daemon that answers gets every pending timer
- * armed again at its absolute expiry (lib_table_rearm). With nothing
- * pending the thread just stops: the next arming call connects. If no
- * daemon comes within the reconnect timeout
- * (clockd_set_reconnect_timeout()), lib_epoch is bumped (every timer
- * stops being pending, no callback runs), the next arming call reports
- * ECONNRESET once, and the one after that connects again.
+ * Reconnecting (clockd.h, "Daemon restarts"): see reconnect_thread().
  */
 #include <errno.h>
 #include <poll.h>
@@ -77,10 +66,7 @@ struct lib_conn {
 	bool dead;                  /* under lib_tlock */
 };
 
-pthread_mutex_t lib_tlock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t lib_tcond = PTHREAD_COND_INITIALIZER;
-uint32_t lib_epoch = 1;
-
+static const struct lib_conn_ops *ops; /* the timer table's (lib_conn_get) */
 static struct lib_conn *cur;
 static bool lost_report;  /* the next arming call says ECONNRESET */
 static bool reconnecting; /* lost, timers kept until lost_at + timeout */
@@ -355,8 +341,7 @@ static int conn_hello(struct lib_conn *c, struct ctl_hello_ack *ack)
 static void give_up(void)
 {
 	reconnecting = false;
-	lib_epoch++;
-	lib_table_drop();
+	ops->table_drop();
 	lost_report = true;
 }
 
@@ -402,14 +387,14 @@ static int conn_install(struct lib_conn *c, const struct ctl_hello_ack *ack)
 	if (epoll_fd >= 0)
 		err = watch_conn(c);
 	if (err == 0)
-		err = lib_table_reset(ack->max_timers, &lost);
+		err = ops->table_reset(ack->max_timers, &lost);
 	if (err < 0) {
 		conn_free(c);
 		return err;
 	}
 	cur = c;
 	reconnecting = false;
-	lost += lib_table_rearm(c);
+	lost += ops->table_rearm(c);
 	/* Timers the new daemon would not take (its quota) are lost: say so
 	 * as a lost connection does. */
 	if (lost)
@@ -438,10 +423,11 @@ bool lib_conn_reconnecting(void)
 	return reconnecting;
 }
 
-struct lib_conn *lib_conn_get(int *err)
+struct lib_conn *lib_conn_get(const struct lib_conn_ops *table, int *err)
 {
 	int e;
 
+	ops = table;
 	timers_used = true;
 	if (lost_report) {
 		lost_report = false;
@@ -537,53 +523,96 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 	return 0;
 }
 
-/* Until a daemon takes us again or the timeout passes: try, sleep, try. */
-static void *reconnect_thread(void *arg)
+/* ---- reconnecting ---- */
+
+/* With lib_tlock held: still reconnecting, within the timeout. False
+ * when an arming call connected meanwhile, or the timeout passed (then
+ * give_up()). */
+static bool reconnect_in_time(void)
+{
+	if (!reconnecting || cur)
+		return false;
+	if (mono_ns() >= reconnect_deadline()) {
+		give_up();
+		return false;
+	}
+	return true;
+}
+
+/* With lib_tlock held: a connection is still wanted. False when an arming
+ * call connected meanwhile, or no timer is pending any more (the next
+ * arming call connects, as the first one did: a connection with no timer
+ * has no thread to see it go). */
+static bool reconnect_wanted(void)
+{
+	if (!reconnecting || cur)
+		return false;
+	if (!ops->table_any_pending()) {
+		reconnecting = false;
+		return false;
+	}
+	return true;
+}
+
+/* With lib_tlock held, dropped meanwhile: sleep @ms, at most up to the
+ * deadline. */
+static void reconnect_pause(int64_t ms)
+{
+	int64_t left = reconnect_deadline() - mono_ns();
+	struct timespec ts;
+
+	if (left > ms * 1000000)
+		left = ms * 1000000;
+	if (left < 0)
+		left = 0;
+	ts.tv_sec = (time_t)(left / 1000000000);
+	ts.tv_nsec = (long)(left % 1000000000);
+	lib_tlock_unlock();
+	nanosleep(&ts, NULL);
+	lib_tlock_lock();
+}
+
+/* With lib_tlock held, dropped while dialling (a daemon slow to answer
+ * HELLO blocks no timer call): true once connected, the pending timers
+ * armed again at their absolute expiry (conn_install()). */
+static bool reconnect_try(void)
 {
 	struct ctl_hello_ack ack = { 0 };
-	int64_t sleep_ms = 1;
 	struct lib_conn *c;
 	int err;
 
-	(void)arg;
-	pthread_mutex_lock(&lib_tlock);
-	while (reconnecting && !cur) {
-		int64_t left = reconnect_deadline() - mono_ns();
-		struct timespec ts;
+	lib_tlock_unlock();
+	err = conn_dial(&c, &ack);
+	lib_tlock_lock();
+	if (err == 0 && (!reconnecting || cur)) {
+		conn_free(c); /* an arming call was quicker */
+		return true;
+	}
+	return err == 0 && conn_install(c, &ack) == 0;
+}
 
-		if (left <= 0) {
-			give_up();
-			break;
-		}
-		if (left > sleep_ms * 1000000)
-			left = sleep_ms * 1000000;
-		ts.tv_sec = (time_t)(left / 1000000000);
-		ts.tv_nsec = (long)(left % 1000000000);
-		pthread_mutex_unlock(&lib_tlock);
-		nanosleep(&ts, NULL);
-		pthread_mutex_lock(&lib_tlock);
-		if (!reconnecting || cur)
-			break;
-		/* Nothing to keep (none pending, or all cancelled meanwhile):
-		 * the next arming call connects, as the first one did. A
-		 * connection with no timer would have no thread to see it go. */
-		if (!lib_table_any_pending()) {
-			reconnecting = false;
-			break;
-		}
-		pthread_mutex_unlock(&lib_tlock);
-		err = conn_dial(&c, &ack);
-		pthread_mutex_lock(&lib_tlock);
-		if (err == 0 && (!reconnecting || cur)) {
-			conn_free(c); /* an arming call was quicker */
-			break;
-		}
-		if (err == 0 && conn_install(c, &ack) == 0)
+/*
+ * The connection was lost: the timers stay pending while this thread
+ * tries the socket again, 1 ms after the loss and then at doubling
+ * intervals of at most RECONNECT_MAX_SLEEP_MS, until a daemon takes us
+ * or the reconnect timeout passes. An arming call meanwhile tries too
+ * (lib_conn_get()). After the timeout the next arming call reports
+ * ECONNRESET once (lost_report), and the one after connects again.
+ */
+static void *reconnect_thread(void *arg)
+{
+	int64_t sleep_ms = 1;
+
+	(void)arg;
+	lib_tlock_lock();
+	while (reconnect_in_time()) {
+		reconnect_pause(sleep_ms);
+		if (!reconnect_wanted() || reconnect_try())
 			break;
 		sleep_ms = sleep_ms * 2 > RECONNECT_MAX_SLEEP_MS ? RECONNECT_MAX_SLEEP_MS : sleep_ms * 2;
 	}
 	reconnector = false;
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return NULL;
 }
 
@@ -626,7 +655,7 @@ void lib_conn_lose(struct lib_conn *c)
 	shutdown(c->sock, SHUT_RDWR);
 	for (unsigned k = 0; k < c->n; k++)
 		efd_signal(c->pair[k].deliv_efd);
-	pthread_cond_broadcast(&lib_tcond);
+	lib_tlock_broadcast();
 	conn_put(c);
 	reconnect_start();
 }
@@ -641,13 +670,13 @@ static int drain(struct lib_conn *c, unsigned k)
 	for (;;) {
 		n = ring_pop_batch(&c->pair[k].deliv, recs, DELIVER_BATCH);
 		if (n > 0)
-			n = lib_deliver(c, recs, n);
+			n = ops->deliver(c, recs, n);
 		else if (n == 0)
 			return total;
 		if (n < 0) {
-			pthread_mutex_lock(&lib_tlock);
+			lib_tlock_lock();
 			lib_conn_lose(c);
-			pthread_mutex_unlock(&lib_tlock);
+			lib_tlock_unlock();
 			return -1;
 		}
 		total += n;
@@ -688,19 +717,19 @@ static void *deliver_thread(void *p)
 			break;
 		if (ring_prepare_wait(&pc->deliv)) {
 			if (wait_efd(a.c->sock, -1, pc->deliv_efd)) {
-				pthread_mutex_lock(&lib_tlock);
+				lib_tlock_lock();
 				lib_conn_lose(a.c);
-				pthread_mutex_unlock(&lib_tlock);
+				lib_tlock_unlock();
 			}
 			ring_cancel_wait(&pc->deliv);
 		}
-		pthread_mutex_lock(&lib_tlock);
+		lib_tlock_lock();
 		dead = a.c->dead;
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 	}
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	conn_put(a.c);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return NULL;
 }
 
@@ -775,12 +804,11 @@ int lib_conn_serve(struct lib_conn *c, int k)
  * threads: it forgets them (leaving them mapped) and connects anew. */
 static void after_fork_child(void)
 {
-	pthread_mutex_init(&lib_tlock, NULL);
-	pthread_cond_init(&lib_tcond, NULL);
+	lib_tlock_after_fork_child();
 	pthread_mutex_init(&dispatch_lock, NULL);
 	cur = NULL;
-	lib_epoch++;
-	lib_table_drop();
+	if (ops)
+		ops->table_drop();
 	lost_report = false;
 	reconnecting = false;
 	reconnector = false;
@@ -810,12 +838,12 @@ __attribute__((constructor)) static void conn_init(void)
 
 CLOCKD_EXPORT int clockd_set_reconnect_timeout(uint32_t ms)
 {
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	reconnect_ms = ms;
 	/* Disconnected now: the new bound counts from the loss. */
 	if (reconnecting && !cur && ms == 0)
 		give_up();
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return 0;
 }
 
@@ -823,16 +851,16 @@ CLOCKD_EXPORT int clockd_fd(void)
 {
 	int ret;
 
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	if (epoll_fd < 0 && timers_used) {
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 		errno = EBUSY;
 		return -1;
 	}
 	if (epoll_fd < 0)
 		epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	ret = epoll_fd;
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return ret;
 }
 
@@ -853,9 +881,9 @@ static int dispatch_conn(struct lib_conn *c)
 		} while (!ring_prepare_wait(&c->pair[k].deliv));
 	}
 	if (hup) {
-		pthread_mutex_lock(&lib_tlock);
+		lib_tlock_lock();
 		lib_conn_lose(c);
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 	}
 	return total;
 }
@@ -872,16 +900,16 @@ CLOCKD_EXPORT int clockd_dispatch(void)
 	/* One dispatcher at a time: a ring has one consumer. */
 	if (pthread_mutex_trylock(&dispatch_lock) != 0)
 		return 0;
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	c = cur;
 	if (c)
 		c->refs++;
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	n = c ? dispatch_conn(c) : 0;
 	if (c) {
-		pthread_mutex_lock(&lib_tlock);
+		lib_tlock_lock();
 		conn_put(c);
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 	}
 	pthread_mutex_unlock(&dispatch_lock);
 	return n;

@@ -65,6 +65,7 @@ int lib_vclock_read(uint32_t mode, uint64_t *c);
 
 /* Kernel clock for a clockd clock id (the fallback), -1 if not one. */
 clockid_t lib_kernel_equivalent(clockid_t id);
+/* page.c: the fallback is on (set from $CLOCKD_FALLBACK with the path). */
 extern int lib_fallback;
 
 /* The caller asked for the kernel-clock fallback and @err allows it. */
@@ -73,10 +74,13 @@ bool lib_may_fall_back(int err);
 int lib_read_failed(clockid_t id, struct timespec *ts, int err);
 
 /*
- * Timers (conn.c, timer.c, ptimer.c). One mutex, lib_tlock, guards the
- * connection pointer, the id table and every timer's state, so that the
- * order of records in a ring is the order of the state changes. Timer
- * callbacks run without it.
+ * Timers. The files call down only: ptimer.c (POSIX flavour) -> timer.c
+ * (ids, delivery, kernel flavour) -> conn.c (the connection) -> tlock.c;
+ * the calls back up go through ops tables (lib_conn_ops, lib_tkind_ops),
+ * so that tests/layers/deps.sh finds no call loop. One mutex, lib_tlock
+ * (tlock.c), guards the connection pointer, the id table and every
+ * timer's state, so that the order of records in a ring is the order of
+ * the state changes. Timer callbacks run without it.
  */
 struct lib_conn;
 struct timerrec;
@@ -86,16 +90,16 @@ enum lib_tkind { LIB_TK_KERNEL = 0, LIB_TK_POSIX = 1 };
 
 /* The library's state of one timer, kernel-flavoured (in
  * clockd_timer.lib) or POSIX (in struct clockd_posix_timer). id and
- * pending mean something only while epoch == lib_epoch. A lost connection
+ * pending mean something only while epoch is the table's (timer.c). A lost connection
  * keeps every pending timer pending (in the id table of the lost
  * connection) while the library reconnects; a new connection's table takes
- * them over (bumping lib_epoch, so that ids of the old one mean nothing)
+ * them over (bumping the epoch, so that ids of the old one mean nothing)
  * and arms them again from expires, period, clock and flags. A daemon that
- * does not come back within the reconnect timeout bumps lib_epoch, which
+ * does not come back within the reconnect timeout drops the table, which
  * un-arms every timer at once. */
 struct lib_tcore {
 	uint32_t id;       /* timer id of this connection, if has_id */
-	uint32_t epoch;    /* lib_epoch when id and pending were set */
+	uint32_t epoch;    /* the table's epoch when id and pending were set */
 	int32_t cpu;       /* CPU last armed on; -1: never */
 	int32_t err;       /* errno of an ERROR record, for the next call */
 	uint32_t running;  /* callbacks running now */
@@ -112,18 +116,46 @@ struct lib_tcore {
 	uint8_t flags;
 };
 
-extern pthread_mutex_t lib_tlock;
-extern pthread_cond_t lib_tcond; /* broadcast when a callback ends */
-extern uint32_t lib_epoch;
+/* tlock.c: lib_tlock, and its condition (broadcast when a callback ends
+ * or a connection is lost; waited on with the lock held). */
+void lib_tlock_lock(void);
+void lib_tlock_unlock(void);
+void lib_tlock_wait(void);
+void lib_tlock_broadcast(void);
+/* In a forked child: both made new (the parent's may be held). */
+void lib_tlock_after_fork_child(void);
 
 /* conn.c. The control socket's address: $CLOCKD_SOCKET, else the file
  * "control" beside the page. 0 or -ENAMETOOLONG. Any thread. */
 struct sockaddr_un;
 int lib_socket_path(struct sockaddr_un *sa);
 
+/* What a connection calls back into the timer table for (timer.c), all
+ * with lib_tlock held but deliver. */
+struct lib_conn_ops {
+	/* Run the records @recs popped from @c's delivery ring (without
+	 * lib_tlock held); -EPROTO if one is malformed (@c is then lost). */
+	int (*deliver)(struct lib_conn *c, const struct ring_rec *recs, int n);
+	/* A new connection with a quota of @max_timers: fresh id table,
+	 * which takes over every timer still pending in the old one (they
+	 * get new ids, not yet armed). 0 or -ENOMEM (the old table kept).
+	 * *@lost: how many pending timers the quota left out. */
+	int (*table_reset)(uint32_t max_timers, unsigned *lost);
+	/* Right after table_reset() and @c made current: arm every timer of
+	 * the table on @c at its expiry. Returns how many could not be
+	 * armed (not pending any more); stops when @c is lost meanwhile
+	 * (the rest stay pending for the next one). */
+	unsigned (*table_rearm)(struct lib_conn *c);
+	/* Some timer of the table is pending. */
+	bool (*table_any_pending)(void);
+	/* Forget the table: every timer stops being pending at once. */
+	void (*table_drop)(void);
+};
+
 /* conn.c, all with lib_tlock held. */
-/* The connection, made now if there is none; NULL with *@err set. */
-struct lib_conn *lib_conn_get(int *err);
+/* The connection, made now if there is none, calling back into @ops;
+ * NULL with *@err set. */
+struct lib_conn *lib_conn_get(const struct lib_conn_ops *ops, int *err);
 /* Ring pair index for @cpu (-1: the calling thread's CPU, or the lowest
  * served one), or -1 if the daemon does not serve @cpu. */
 int lib_conn_index(const struct lib_conn *c, int cpu);
@@ -142,26 +174,8 @@ struct lib_conn *lib_conn_current(void);
 bool lib_conn_reconnecting(void);
 
 /* timer.c */
-/* A new connection with a quota of @max_timers: fresh id table, which
- * takes over every timer still pending in the old one (they get new ids,
- * not yet armed). With lib_tlock held. 0 or -ENOMEM (the old table kept).
- * Returns through *@lost how many pending timers the quota left out. */
-int lib_table_reset(uint32_t max_timers, unsigned *lost);
-/* With lib_tlock held, right after lib_table_reset() and the connection
- * @c made current: arm every timer of the table on @c at its expiry.
- * Returns how many could not be armed (not pending any more); stops when
- * @c is lost meanwhile (the rest stay pending for the next one). */
-unsigned lib_table_rearm(struct lib_conn *c);
-/* With lib_tlock held: some timer of the table is pending. */
-bool lib_table_any_pending(void);
-/* With lib_tlock held: forget the table (after lib_epoch moved on: no
- * timer points into it any more). */
-void lib_table_drop(void);
-/* Most records lib_deliver() takes at once. */
+/* Most records lib_conn_ops.deliver takes at once. */
 #define LIB_DELIVER_MAX 64
-/* Run the records @recs popped from connection @c's delivery ring (without
- * lib_tlock held); -EPROTO if one is malformed (the caller loses @c). */
-int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n);
 /* With lib_tlock held: arm @core on CPU @cpu (-1: current or lowest)
  * with the record fields of @t (clock, flags, expires, period). */
 int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t);
@@ -178,13 +192,18 @@ void lib_core_release(struct lib_tcore *core);
 /* With lib_tlock held: the ERROR errno kept for @core, cleared. */
 int lib_core_take_err(struct lib_tcore *core);
 
-/* ptimer.c: a POSIX timer's expiry. Note (lib_tlock held) records the
- * expiry and overrun; notify (not held) sends the notification. */
+/* An expiry of a timer of a flavour other than the kernel one: note
+ * (lib_tlock held) records the expiry and overrun; notify (not held)
+ * sends the notification. ptimer.c registers the POSIX flavour's at its
+ * first timer. */
 struct lib_ptimer_note {
 	uint64_t count;   /* 1 + overrun */
 	int64_t expires;  /* on the timer's clock: notify no sooner */
 };
-void lib_ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
-void lib_ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n);
+struct lib_tkind_ops {
+	void (*note)(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
+	void (*notify)(struct lib_tcore *core, const struct lib_ptimer_note *n);
+};
+void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops);
 
 #endif

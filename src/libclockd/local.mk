@@ -11,6 +11,7 @@ src_libclockd_libclockd_core_la_SOURCES = \
 	src/libclockd/jiffies.c \
 	src/libclockd/status.c \
 	src/libclockd/vclock.c \
+	src/libclockd/tlock.c \
 	src/libclockd/conn.c \
 	src/libclockd/timer.c \
 	src/libclockd/ptimer.c \

@@ -18,6 +18,9 @@
 #include "libclockd/internal.h"
 
 const struct clockd_page *lib_page_ptr;
+/* The kernel-clock fallback (clockd_set_fallback()): $CLOCKD_FALLBACK,
+ * read with the page's path. */
+int lib_fallback;
 
 static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
 static char page_path[256];

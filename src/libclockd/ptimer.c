@@ -34,6 +34,12 @@ struct clockd_posix_timer {
 	int overrun;            /* of the last expiry notified */
 };
 
+static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
+static void ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n);
+
+/* What delivery (timer.c) calls at an expiry of ours. */
+static const struct lib_tkind_ops ptimer_ops = { .note = ptimer_note, .notify = ptimer_notify };
+
 static int fail(int err)
 {
 	errno = err;
@@ -88,6 +94,7 @@ CLOCKD_EXPORT int clockd_timer_create(clockid_t clock, const struct clockd_sigev
 
 	if (!timerid)
 		return fail(EFAULT);
+	lib_tkind_register(LIB_TK_POSIX, &ptimer_ops);
 	if (clock != CLOCKD_MONOTONIC && clock != CLOCKD_REALTIME)
 		return fail(EINVAL);
 	if (!sev)
@@ -173,10 +180,10 @@ CLOCKD_EXPORT int clockd_timer_settime(clockd_timer_t t, int flags, const struct
 		return fail(EINVAL);
 	if (ts_ns(&value->it_interval) != 0 && ts_ns(&value->it_interval) < CTL_MIN_PERIOD_NS)
 		return fail(EINVAL);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	err = lib_core_take_err(&t->core);
 	if (err) {
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 		return fail(err);
 	}
 	if (old)
@@ -185,7 +192,7 @@ CLOCKD_EXPORT int clockd_timer_settime(clockd_timer_t t, int flags, const struct
 		err = lib_core_cancel(&t->core);
 	else
 		err = arm_locked(t, flags, value);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return err < 0 ? fail(-err) : 0;
 }
 
@@ -195,11 +202,11 @@ CLOCKD_EXPORT int clockd_timer_gettime(clockd_timer_t t, struct itimerspec *valu
 
 	if (!t || !value)
 		return fail(!t ? EINVAL : EFAULT);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	err = lib_core_take_err(&t->core);
 	if (!err)
 		get_locked(t, value);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return err ? fail(err) : 0;
 }
 
@@ -209,9 +216,9 @@ CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 
 	if (!t)
 		return fail(EINVAL);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	r = t->overrun;
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return r;
 }
 
@@ -219,9 +226,9 @@ CLOCKD_EXPORT int clockd_timer_delete(clockd_timer_t t)
 {
 	if (!t)
 		return fail(EINVAL);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	if (lib_core_in_callback(&t->core)) {
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 		return fail(EDEADLK);
 	}
 	/* Not pending first, so that no further callback starts while we
@@ -229,7 +236,7 @@ CLOCKD_EXPORT int clockd_timer_delete(clockd_timer_t t)
 	lib_core_cancel(&t->core);
 	lib_core_wait(&t->core);
 	lib_core_release(&t->core);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	if (t->efd >= 0)
 		close(t->efd);
 	free(t);
@@ -243,7 +250,7 @@ CLOCKD_EXPORT int clockd_timer_fd(clockd_timer_t t)
 	return t->efd;
 }
 
-void lib_ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n)
+static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n)
 {
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 
@@ -264,7 +271,7 @@ static void wait_expiry(const struct clockd_posix_timer *t, int64_t expires)
 		;
 }
 
-void lib_ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n)
+static void ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n)
 {
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 

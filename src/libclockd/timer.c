@@ -41,11 +41,40 @@ static uint32_t nids, low_word;
 /* The callback this thread is running, for EDEADLK. */
 static __thread struct lib_tcore *in_callback;
 
+/* The table's generation: a timer's id and pending flag mean something
+ * only while its epoch is this one (struct lib_tcore). */
+static uint32_t lib_epoch = 1;
+
 _Static_assert(sizeof(struct lib_tcore) <= sizeof(((struct clockd_timer *)0)->lib),
 	       "timer state fits clockd_timer.lib");
 
-void lib_table_drop(void)
+/* The hooks of the flavours other than the kernel one (this file's). */
+static const struct lib_tkind_ops *kind_ops[LIB_TK_POSIX + 1];
+
+void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops)
 {
+	__atomic_store_n(&kind_ops[kind], ops, __ATOMIC_RELEASE);
+}
+
+static void table_drop(void);
+static bool table_any_pending(void);
+static int table_reset(uint32_t max_timers, unsigned *lost);
+static unsigned table_rearm(struct lib_conn *c);
+static int deliver(struct lib_conn *c, const struct ring_rec *recs, int n);
+
+/* What the connection calls back into the table for: conn.c has no link
+ * to this file (tests/layers/deps.sh). */
+static const struct lib_conn_ops conn_ops = {
+	.deliver = deliver,
+	.table_reset = table_reset,
+	.table_rearm = table_rearm,
+	.table_any_pending = table_any_pending,
+	.table_drop = table_drop,
+};
+
+static void table_drop(void)
+{
+	lib_epoch++;
 	free(slots);
 	free(freemap);
 	slots = NULL;
@@ -56,7 +85,7 @@ void lib_table_drop(void)
 
 static int id_alloc(struct lib_tcore *core);
 
-bool lib_table_any_pending(void)
+static bool table_any_pending(void)
 {
 	uint32_t words = (nids + 63) / 64;
 
@@ -75,7 +104,7 @@ bool lib_table_any_pending(void)
 	return false;
 }
 
-int lib_table_reset(uint32_t max_timers, unsigned *lost)
+static int table_reset(uint32_t max_timers, unsigned *lost)
 {
 	uint32_t n = max_timers > MAX_IDS ? MAX_IDS : max_timers;
 	uint32_t words = (n + 63) / 64, oldn = nids, old_epoch = lib_epoch;
@@ -179,7 +208,7 @@ static void keep(struct lib_tcore *core, const struct timerrec *t)
 }
 
 /* Armed while the library reconnects: pending now, armed by the new
- * connection (lib_table_rearm) with the others. */
+ * connection (table_rearm) with the others. */
 static int arm_later(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	int err;
@@ -197,7 +226,7 @@ static int arm_later(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	return 0;
 }
 
-unsigned lib_table_rearm(struct lib_conn *c)
+static unsigned table_rearm(struct lib_conn *c)
 {
 	uint64_t served = 0;
 	unsigned lost = 0;
@@ -243,7 +272,7 @@ static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	struct lib_conn *c;
 	int err, k, oldk = -1;
 
-	c = lib_conn_get(&err);
+	c = lib_conn_get(&conn_ops, &err);
 	/* Not ECONNRESET: that reports timers lost before. */
 	if (!c && err != ECONNRESET && lib_conn_reconnecting())
 		return -ENOTCONN;
@@ -328,7 +357,7 @@ int lib_core_wait(struct lib_tcore *core)
 	if (in_callback == core)
 		return -EDEADLK;
 	while (core->running)
-		pthread_cond_wait(&lib_tcond, &lib_tlock);
+		lib_tlock_wait();
 	return 0;
 }
 
@@ -357,7 +386,7 @@ static void run_callback(struct lib_tcore *core, const struct lib_ptimer_note *n
 
 		t->fn(t, t->arg);
 	} else {
-		lib_ptimer_notify(core, note);
+		__atomic_load_n(&kind_ops[core->kind], __ATOMIC_ACQUIRE)->notify(core, note);
 	}
 	in_callback = outer;
 }
@@ -369,10 +398,10 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	struct lib_tcore *core;
 	struct timerrec r = *rp;
 
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	core = c == lib_conn_current() ? lookup(&r) : NULL;
 	if (!core) {
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 		return 0;
 	}
 	if (r.op == TREC_ERROR || !core->periodic)
@@ -380,26 +409,26 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	if (r.op == TREC_ERROR) {
 		core->err = r.error;
 		lib_core_release(core);
-		pthread_mutex_unlock(&lib_tlock);
+		lib_tlock_unlock();
 		return 0;
 	}
 	if (core->periodic)
 		core->expires = r.expires + core->period; /* what a new connection arms */
-	if (core->kind == LIB_TK_POSIX)
-		lib_ptimer_note(core, &r, &note);
+	if (core->kind != LIB_TK_KERNEL)
+		__atomic_load_n(&kind_ops[core->kind], __ATOMIC_ACQUIRE)->note(core, &r, &note);
 	else
 		((struct clockd_timer *)(void *)((char *)core - offsetof(struct clockd_timer, lib)))->expires =
 			r.expires;
 	core->running++;
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 
 	run_callback(core, &note);
 
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	if (--core->running == 0)
-		pthread_cond_broadcast(&lib_tcond);
+		lib_tlock_broadcast();
 	lib_core_release(core);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return 1;
 }
 
@@ -424,7 +453,7 @@ static void coalesce(struct timerrec *r, bool *skip, int n)
 	}
 }
 
-int lib_deliver(struct lib_conn *c, const struct ring_rec *recs, int n)
+static int deliver(struct lib_conn *c, const struct ring_rec *recs, int n)
 {
 	struct timerrec r[LIB_DELIVER_MAX];
 	bool skip[LIB_DELIVER_MAX] = { false };
@@ -458,7 +487,7 @@ static int fail(int err)
 /* The common end of the calls: unlock, map -errno to -1 + errno. */
 static int unlock_ret(int ret)
 {
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return ret < 0 ? fail(-ret) : ret;
 }
 
@@ -502,7 +531,7 @@ CLOCKD_EXPORT int clockd_add_timer(struct clockd_timer *timer, uint64_t expires)
 
 	if (!timer)
 		return fail(EFAULT);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	r = karm(timer, expires, -1, true);
 	return unlock_ret(r < 0 ? r : 0);
 }
@@ -515,7 +544,7 @@ CLOCKD_EXPORT int clockd_add_timer_on(struct clockd_timer *timer, uint64_t expir
 		return fail(EFAULT);
 	if (cpu >= TIMER_SHM_MAX_CPUS)
 		return fail(ENXIO);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	r = karm(timer, expires, (int)cpu, true);
 	return unlock_ret(r < 0 ? r : 0);
 }
@@ -524,7 +553,7 @@ CLOCKD_EXPORT int clockd_mod_timer(struct clockd_timer *timer, uint64_t expires)
 {
 	if (!timer)
 		return fail(EFAULT);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	return unlock_ret(karm(timer, expires, kcore(timer)->cpu, false));
 }
 
@@ -536,7 +565,7 @@ CLOCKD_EXPORT int clockd_del_timer(struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = kcore(timer);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	err = lib_core_take_err(core);
 	return unlock_ret(err ? -err : lib_core_cancel(core));
 }
@@ -549,7 +578,7 @@ CLOCKD_EXPORT int clockd_del_timer_sync(struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = kcore(timer);
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	if (in_callback == core)
 		return unlock_ret(-EDEADLK);
 	lib_core_take_err(core);
@@ -571,8 +600,8 @@ CLOCKD_EXPORT int clockd_timer_pending(const struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = (const struct lib_tcore *)(const void *)timer->lib;
-	pthread_mutex_lock(&lib_tlock);
+	lib_tlock_lock();
 	r = lib_core_pending(core);
-	pthread_mutex_unlock(&lib_tlock);
+	lib_tlock_unlock();
 	return r;
 }
