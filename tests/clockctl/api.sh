@@ -70,4 +70,4 @@ case $flags in
 *) ok 0 "clockctl adds no include path of its own" ;;
 esac
 
-done_testing
+finish

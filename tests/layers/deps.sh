@@ -11,19 +11,7 @@
 #   - src/shared and the library never include the daemon's headers.
 src=${top_srcdir:-.}
 build=${top_builddir:-.}
-n=0
-fails=0
-
-ok() { # ok COND-EXIT-STATUS DESCRIPTION [DETAIL]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/# /'
-		fails=$((fails + 1))
-	fi
-}
+. "$src/tests/tap.sh"
 
 # Lines of files matching an extended regex; empty when none.
 hits() { # hits REGEX FILE...
@@ -46,8 +34,8 @@ if [ -x "$bin" ] && command -v nm >/dev/null 2>&1; then
 	out=$(readelf -d "$bin" 2>/dev/null | grep -E 'NEEDED.*libclockd' || true)
 	[ -z "$out" ]; ok $? "the built clockd needs no libclockd.so" "$out"
 else
-	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
-	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
+	skip "no built clockd or no nm"
+	skip "no built clockd or no nm"
 fi
 
 # 2. clockctl: the public API only -- tests/clockctl/api.sh.
@@ -97,7 +85,7 @@ if [ -f "$lib" ] && command -v nm >/dev/null 2>&1; then
 		}')
 	[ -z "$out" ]; ok $? "no call loop between the daemon's files" "$out"
 else
-	n=$((n + 1)); echo "ok $n # SKIP no built libclockd-daemon.a or no nm"
+	skip "no built libclockd-daemon.a or no nm"
 fi
 
 # 4. Lower layers never reach up.
@@ -109,5 +97,4 @@ out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|clockctl)/' \
 	"$src"/src/libclockd/*.c "$src"/src/libclockd/*.h)
 [ -z "$out" ]; ok $? "src/libclockd includes no daemon or clockctl header" "$out"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+finish

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
-#include "tap.h"
+#include "tests/tap.h"
 #include "timers/tbclient.h"
 
 #define WAIT_S 20 /* generous deadline for anything we wait for */
