@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The TAP harness of the shell tests (sourced, never run). Every shell test
 # under tests/ sources this file, directly or through its directory's
-# lib.sh/common.sh, and defines no ok() of its own (tests/docs/harness.sh
-# checks that).
+# library, and defines no ok() of its own (tests/docs/harness.sh checks
+# that).
 #
 #   ok STATUS DESCRIPTION [DETAIL]  a check passing when STATUS is 0; DETAIL
 #                                   (lines) is shown as comments if it fails

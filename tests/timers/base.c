@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The per-CPU timer bases (src/clockd/timerbase.h) against a live page: a
+ * The per-CPU timer bases (src/clockd/timers/timerbase.h) against a live page: a
  * clockd started here, the bases in this process, and the client's side
  * played on the shared memory (tbclient.h).
  *
