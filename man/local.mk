@@ -1,4 +1,4 @@
-# The man pages are made from man/PAGE.in with the version of AC_INIT (the
+# The man pages are made from man/*.in with the version of AC_INIT (the
 # one version source: tests/docs/version.sh) and the install directories
 # they name.
 man_pages = man/clockd.8 man/clockd.conf.5 man/clockctl.1 man/libclockd.3 \

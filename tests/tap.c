@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tap.h"
+#include "tests/tap.h"
 
 static int tap_n, tap_failed;
 

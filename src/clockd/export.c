@@ -3,7 +3,8 @@
  * Export to chronyd (or ntpd): the NTP SHM refclock segment and chrony's
  * SOCK refclock datagram. Both layouts are other programs' ABIs, written
  * here from their public descriptions; they are what those daemons read,
- * not what this project would design (see STYLE.md: time_t, int).
+ * not what this project would design (time_t, int; see
+ * include/clockd/page.h for the fixed-width layout we use).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# clockctl uses only libclockd's public API (DESIGN.md, "Layers"): every
+# clockctl uses only libclockd's public API (README, "Architecture"): every
 # file of src/clockctl includes only its own headers ("clockctl/...") and
 # the public ones (<clockd/...>, which must exist under include/), never a
 # header of the tree outside them (src/shared, src/libclockd, src/clockd),
@@ -21,7 +21,7 @@ bad_includes() {
 					[ -f "$top_srcdir/include/$name" ] && continue ;;
 				\<*)
 					# A system header, unless the tree has it
-					# (-I src would make <shared/x.h> work).
+					# (-I src would make <shared/log.h> work).
 					[ ! -e "$top_srcdir/src/$name" ] &&
 						[ ! -e "$top_srcdir/include/$name" ] && continue ;;
 				esac
@@ -70,4 +70,4 @@ case $flags in
 *) ok 0 "clockctl adds no include path of its own" ;;
 esac
 
-done_testing
+finish

@@ -197,4 +197,4 @@ run --page "$tmp/extreme" watch -n 1
 [ "$rc" -eq 0 ] && grep -q 'realtime 9223372036.854775807' "$tmp/out"
 check $? "watch on a page with extreme seconds prints the saturated value"
 
-done_testing
+finish

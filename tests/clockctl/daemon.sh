@@ -151,4 +151,4 @@ for verb in time jiffies sources tracking timers "watch -n 1 -i 0.01" "--json tr
 	check $? "after kill -9: $verb exits 1 naming the page and 'gone', nothing on stdout"
 done
 
-done_testing
+finish

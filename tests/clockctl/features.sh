@@ -148,4 +148,4 @@ text=$(sed -n 's/^realtime \{1,\}\([0-9]*\)\.[0-9]* .*/\1/p' "$tmp/out")
 [ -n "$text" ] && [ "$text" -ge "$sec" ] && [ "$text" -le $((sec + 5)) ]
 check $? "the text's realtime seconds ($text) agree with JSON's ($sec)"
 
-done_testing
+finish

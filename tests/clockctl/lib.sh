@@ -9,38 +9,8 @@ set -u
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
 CLOCKD=$top_builddir/src/clockd/clockd
 DEADLINE_S=10
+. "$top_srcdir/tests/tap.sh"
 
-tap_n=0
-tap_failed=0
-
-ok() { # ok CONDITION-STATUS DESCRIPTION: pass when the status is 0
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2"
-	else
-		echo "not ok $tap_n - $2"
-		tap_failed=1
-	fi
-}
-
-skip() { # skip WHY
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n # SKIP $1"
-}
-
-diag() {
-	printf '%s\n' "$@" | sed 's/^/# /'
-}
-
-done_testing() {
-	echo "1..$tap_n"
-	exit "$tap_failed"
-}
-
-bail() {
-	echo "Bail out! $*"
-	exit 99
-}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/clockctl-test.XXXXXX") || bail "mktemp failed"
 daemon_pid=

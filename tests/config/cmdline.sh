@@ -7,14 +7,9 @@
 CLOCKD=$top_builddir/src/clockd/clockd
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-cmdline.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
+. "$top_srcdir/tests/tap.sh"
 KEYS="hz jiffies_wrap_after source posix_clock tick page stale_after_ms tsc_calibrate_ms log_level"
 
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
 
 # run ARGS...: clockd's status in $st, output in $T/out and $T/err
 run() {
@@ -94,5 +89,4 @@ echo "# listed: $listed"
 [ -n "$listed" ] && [ "$listed" = "$printed" ]
 ok $? "--help-config and --check-config cover the same keys"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

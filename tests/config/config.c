@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "shared/config.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 static char dir[256];
 static char path[300];

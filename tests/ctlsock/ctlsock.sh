@@ -29,9 +29,7 @@ CLOCKCTL=$top_builddir/src/clockctl/clockctl
 RAW=$top_builddir/tests/ctlsock/rawclient
 DEADLINE_S=10
 
-n=0
-failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$top_srcdir/tests/tap.sh"
 diag() { sed 's/^/# /'; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctlsock.XXXXXX") || { echo "Bail out! mktemp"; exit 99; }
@@ -225,9 +223,7 @@ if command -v taskset >/dev/null 2>&1; then
 	ok $? "timer_cpus naming CPU $out outside the affinity (taskset -c 0): start error naming it"
 	diag <"$tmp/f.log"
 else
-	n=$((n + 1))
-	echo "ok $n # SKIP taskset is not available"
+	skip "taskset is not available"
 fi
 
-echo "1..$n"
-exit $failed
+finish

@@ -3,12 +3,11 @@
 # on a page in it and killed on exit, and TAP output.
 
 : "${top_builddir:?run from make check (top_builddir unset)}"
+. "$top_srcdir/tests/tap.sh"
 CLOCKD=$top_builddir/src/clockd/clockd
 PROBE=$top_builddir/tests/daemon/probe
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-test.XXXXXX") || exit 99
 export CLOCKD_SHM=$T/page
-tap_n=0
-tap_failed=0
 daemon_pid=
 # As root the tick thread runs at SCHED_FIFO by default (tick_priority 40,
 # above the timer threads' 30): with SCHED_OTHER, make check -j2 under ASan
@@ -26,23 +25,6 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-
-# ok CONDITION-STATUS DESCRIPTION
-ok() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2"
-	else
-		echo "not ok $tap_n - $2"
-		tap_failed=$((tap_failed + 1))
-	fi
-}
-
-# skip DESCRIPTION REASON: a check this run cannot make, and why.
-skip() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $1 # SKIP $2"
-}
 
 # start_daemon LOG [-o KEY=VALUE]...: start clockd on $CLOCKD_SHM (and
 # $tick_prio), wait until it is live (10 s). Returns non-zero (and shows
@@ -74,8 +56,3 @@ stop_daemon() {
 	daemon_pid=
 }
 
-finish() {
-	echo "1..$tap_n"
-	[ "$tap_failed" -eq 0 ]
-	exit $?
-}

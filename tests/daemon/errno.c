@@ -22,7 +22,7 @@
 #include <clockd/clockd.h>
 #include <clockd/page.h>
 #include "shared/tickmath.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 #define NOBODY 65534
 #define LIVE_HZ 250u

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
-#include "tap.h"
+#include "tests/tap.h"
 
 #define READS_PER_THREAD 2000000
 

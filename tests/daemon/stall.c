@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
-#include "tap.h"
+#include "tests/tap.h"
 
 #define READERS 4
 

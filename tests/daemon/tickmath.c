@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "shared/tickmath.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 #define SPAN (1ull << 33)   /* simulated ticks: far past the 32-bit wrap */
 #define RANDOM_KS 4000      /* pseudo-random k per HZ */

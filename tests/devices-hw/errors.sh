@@ -9,13 +9,7 @@
 CLOCKD=$top_builddir/src/clockd/clockd
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-hw.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
+. "$top_srcdir/tests/tap.sh"
 
 # bad WHAT TEXT OPTION...: clockd exits 1 and its log holds TEXT.
 bad() {
@@ -70,9 +64,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 	done
 else
 	for w in "tick rtc" "tick hpet" "source phc"; do
-		n=$((n + 1)); echo "ok $n # SKIP $w, permission denied: needs root and setpriv to run as nobody"
+		skip "$w, permission denied: needs root and setpriv to run as nobody"
 	done
 fi
 
-echo "1..$n"
-exit $failed
+finish

@@ -28,17 +28,13 @@ shipped=$top_srcdir/conf/clockd.conf
 sym=$top_srcdir/src/libclockd/libclockd.sym
 header=$top_srcdir/include/clockd/clockd.h
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+. "$top_srcdir/tests/tap.sh"
 diag() { sed 's/^/# /'; }
 # check DESCRIPTION COMMAND...: one test, passing when COMMAND succeeds.
 check() {
 	what=$1
 	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
+	if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
 if [ ! -x "$clockd" ]; then
@@ -116,9 +112,9 @@ while IFS='	' read -r key def line; do
 	count=$(awk -F '\t' -v k="$key" '$1 == k' "$tmp/man-entries" | wc -l)
 	got=$(awk -F '\t' -v k="$key" '$1 == k { print $2; exit }' "$tmp/man-entries")
 	if [ "$count" -eq 1 ] && [ "$got" = "$line" ]; then
-		ok "clockd.conf.5 documents $key: $line"
+		pass "clockd.conf.5 documents $key: $line"
 	else
-		not_ok "clockd.conf.5 documents $key once, starting \"$line\""
+		fail "clockd.conf.5 documents $key once, starting \"$line\""
 		echo "found $count entries; first line: \"$got\"" | diag
 	fi
 done <"$tmp/table"
@@ -142,9 +138,9 @@ check "conf/clockd.conf leaves every key commented out" \
 check "clockd --check-config accepts an empty file" test $? -eq 0 -a -s "$tmp/defaults"
 "$clockd" --check-config -c "$shipped" >"$tmp/as-shipped" 2>"$tmp/err"
 if [ $? -eq 0 ] && cmp -s "$tmp/defaults" "$tmp/as-shipped"; then
-	ok "conf/clockd.conf as shipped is valid and gives the defaults"
+	pass "conf/clockd.conf as shipped is valid and gives the defaults"
 else
-	not_ok "conf/clockd.conf as shipped is valid and gives the defaults"
+	fail "conf/clockd.conf as shipped is valid and gives the defaults"
 	diag <"$tmp/err"
 fi
 sed 's/^#\([a-z0-9_][a-z0-9_]* *=\)/\1/' "$shipped" >"$tmp/uncommented.conf"
@@ -152,9 +148,9 @@ set_lines=$(grep -c '^[a-z0-9_]' "$tmp/uncommented.conf")
 check "uncommenting conf/clockd.conf sets all $nkeys keys" test "$set_lines" -eq "$nkeys"
 "$clockd" --check-config -c "$tmp/uncommented.conf" >"$tmp/uncommented" 2>"$tmp/err"
 if [ $? -eq 0 ] && cmp -s "$tmp/defaults" "$tmp/uncommented"; then
-	ok "conf/clockd.conf uncommented passes --check-config and gives the defaults"
+	pass "conf/clockd.conf uncommented passes --check-config and gives the defaults"
 else
-	not_ok "conf/clockd.conf uncommented passes --check-config and gives the defaults"
+	fail "conf/clockd.conf uncommented passes --check-config and gives the defaults"
 	diag <"$tmp/err"
 	diff "$tmp/defaults" "$tmp/uncommented" | diag
 fi
@@ -177,9 +173,9 @@ inopt && /^\.TP/ { tag = 1 }
 while IFS='	' read -r long short; do
 	if grep -q -e "--$long\([^a-z-]\|\$\)" "$tmp/man-tags" &&
 		{ [ -z "$short" ] || grep -e "--$long\([^a-z-]\|\$\)" "$tmp/man-tags" | grep -q -e "-$short\([^a-zA-Z-]\|\$\)"; }; then
-		ok "clockd.8 documents --$long${short:+ (-$short)}"
+		pass "clockd.8 documents --$long${short:+ (-$short)}"
 	else
-		not_ok "clockd.8 documents --$long${short:+ (-$short)} under OPTIONS"
+		fail "clockd.8 documents --$long${short:+ (-$short)} under OPTIONS"
 	fi
 done <"$tmp/options"
 cut -f1 "$tmp/options" | sort >"$tmp/long-options"
@@ -198,9 +194,9 @@ awk '/^\.SH/ { syn = ($0 ~ /^\.SH +"?SYNOPSIS"?$/) } syn' "$man3" >"$tmp/man3-sy
 awk '/^\.SH/ { syn = ($0 ~ /^\.SH +"?SYNOPSIS"?$/) } !syn' "$man3" >"$tmp/man3-body"
 while read -r s; do
 	if grep -q "[ *]$s(" "$tmp/man3-synopsis" && grep -q -w "$s" "$tmp/man3-body"; then
-		ok "libclockd.3 declares and describes $s"
+		pass "libclockd.3 declares and describes $s"
 	else
-		not_ok "libclockd.3 declares $s in SYNOPSIS and describes it"
+		fail "libclockd.3 declares $s in SYNOPSIS and describes it"
 	fi
 done <"$tmp/symbols"
 # Inline functions, macros and enum constants of the public header.
@@ -268,16 +264,16 @@ build_cflags=$(sed -n 's/^CFLAGS = //p' "$top_builddir/Makefile")
 build_ldflags=$(sed -n 's/^LDFLAGS = //p' "$top_builddir/Makefile")
 example_built=no
 if [ ! -s "$tmp/example.c" ]; then
-	not_ok "libclockd.3 has an example program"
+	fail "libclockd.3 has an example program"
 elif [ -z "$cc" ] || [ ! -x "$libtool" ]; then
 	skip "no compiler or libtool recorded in $top_builddir"
 elif (cd "$tmp" && "$libtool" --quiet --mode=link $cc $build_cflags -std=gnu11 -Wall -Wextra -Werror \
 	-I"$top_srcdir/include" -o example example.c "$top_builddir/src/libclockd/libclockd.la" $build_ldflags) \
 	>"$tmp/cc.log" 2>&1; then
-	ok "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
+	pass "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
 	example_built=yes
 else
-	not_ok "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
+	fail "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
 	diag <"$tmp/cc.log"
 fi
 run_example() {
@@ -287,17 +283,17 @@ if [ $example_built = yes ]; then
 	CLOCKD_SHM=$tmp/none CLOCKD_FALLBACK= run_example
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q 'No such file' "$tmp/err"; then
-		ok "the example reports ENOENT and exits 1 without a daemon"
+		pass "the example reports ENOENT and exits 1 without a daemon"
 	else
-		not_ok "the example reports ENOENT and exits 1 without a daemon (exit $rc)"
+		fail "the example reports ENOENT and exits 1 without a daemon (exit $rc)"
 		diag <"$tmp/err"
 	fi
 	CLOCKD_SHM=$tmp/none CLOCKD_FALLBACK=kernel run_example
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q '^took [0-9]* ns$' "$tmp/out" && grep -q '^no jiffies' "$tmp/out"; then
-		ok "with CLOCKD_FALLBACK=kernel the example times with the kernel clock"
+		pass "with CLOCKD_FALLBACK=kernel the example times with the kernel clock"
 	else
-		not_ok "with CLOCKD_FALLBACK=kernel the example times with the kernel clock (exit $rc)"
+		fail "with CLOCKD_FALLBACK=kernel the example times with the kernel clock (exit $rc)"
 		diag <"$tmp/out"
 		diag <"$tmp/err"
 	fi
@@ -313,9 +309,9 @@ if [ $example_built = yes ]; then
 		sleep 0.1
 	done
 	if grep -q '^jiffies_64 [0-9]* at HZ 250$' "$tmp/out"; then
-		ok "against a daemon at hz=250 the example prints its jiffies and HZ"
+		pass "against a daemon at hz=250 the example prints its jiffies and HZ"
 	else
-		not_ok "against a daemon at hz=250 the example prints its jiffies and HZ"
+		fail "against a daemon at hz=250 the example prints its jiffies and HZ"
 		diag <"$tmp/out"
 		diag <"$tmp/err"
 		diag <"$tmp/daemon.log"
@@ -349,12 +345,11 @@ for page in "$top_builddir"/man/*.[1-8]; do
 	render "$page" >"$tmp/render" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && [ ! -s "$tmp/render" ]; then
-		ok "$name renders without warnings ($tool)"
+		pass "$name renders without warnings ($tool)"
 	else
-		not_ok "$name renders without warnings ($tool)"
+		fail "$name renders without warnings ($tool)"
 		diag <"$tmp/render"
 	fi
 done
 
-echo "1..$n"
-exit $failed
+finish

@@ -18,14 +18,10 @@
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+. "$top_srcdir/tests/tap.sh"
 # same DESCRIPTION GOT: one test, passing when GOT is the version.
 same() {
-	if [ "$2" = "$v" ]; then ok "$1: $2"; else not_ok "$1: '$2', not '$v'"; fi
+	if [ "$2" = "$v" ]; then pass "$1: $2"; else fail "$1: '$2', not '$v'"; fi
 }
 
 v=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
@@ -34,8 +30,8 @@ if [ -z "$v" ]; then
 	exit 99
 fi
 case $v in
-[0-9]*.[0-9]*.[0-9]*) ok "AC_INIT's version is MAJOR.MINOR.PATCH: $v" ;;
-*) not_ok "AC_INIT's version is MAJOR.MINOR.PATCH: $v" ;;
+[0-9]*.[0-9]*.[0-9]*) pass "AC_INIT's version is MAJOR.MINOR.PATCH: $v" ;;
+*) fail "AC_INIT's version is MAJOR.MINOR.PATCH: $v" ;;
 esac
 mm=${v%.*}
 
@@ -63,21 +59,21 @@ fi
 # --- man pages --------------------------------------------------------------
 pages=$(printf 'print-man:\n\t@echo $(man_MANS)\n' |
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" -f Makefile -f - print-man)
-[ -n "$pages" ] && ok "the Makefile lists the man pages: $(echo $pages)" ||
-	not_ok "the Makefile lists the man pages (man_MANS)"
+[ -n "$pages" ] && pass "the Makefile lists the man pages: $(echo $pages)" ||
+	fail "the Makefile lists the man pages (man_MANS)"
 for p in $pages; do
 	if [ ! -f "$top_builddir/$p" ]; then
-		not_ok "$p is built"
+		fail "$p is built"
 		continue
 	fi
 	same "$p's title line" "$(sed -n 's/^\.TH .*"clockd \([^"]*\)".*/\1/p' "$top_builddir/$p")"
 done
 fixed=$(grep -l '^\.TH .*"clockd [0-9]' "$top_srcdir"/man/*.in 2>/dev/null | sed 's|.*/||' | tr '\n' ' ')
-[ -z "$fixed" ] && ok "no man/*.in has a version of its own in .TH" ||
-	not_ok "no man/*.in has a version of its own in .TH (has: $fixed)"
+[ -z "$fixed" ] && pass "no man/*.in has a version of its own in .TH" ||
+	fail "no man/*.in has a version of its own in .TH (has: $fixed)"
 left=$(grep -l '@[A-Za-z_]*@' "$top_builddir"/man/*.[1-8] 2>/dev/null | sed 's|.*/||' | tr '\n' ' ')
-[ -z "$left" ] && ok "no built man page has an unsubstituted @variable@" ||
-	not_ok "no built man page has an unsubstituted @variable@ (in: $left)"
+[ -z "$left" ] && pass "no built man page has an unsubstituted @variable@" ||
+	fail "no built man page has an unsubstituted @variable@ (in: $left)"
 
 # --- NEWS, debian/changelog ----------------------------------------------------
 same "NEWS's newest entry" "$(sed -n 's/^\* clockd \([^ ]*\).*/\1/p' "$top_srcdir/NEWS" | head -n 1)"
@@ -93,11 +89,11 @@ sym=$top_srcdir/src/libclockd/libclockd.sym
 nodes=$(sed -n 's/^\(LIBCLOCKD_[0-9][0-9.]*\) {.*/\1/p' "$sym")
 last=$(echo "$nodes" | tail -n 1)
 newest=$(printf '%s\n' "$last" "LIBCLOCKD_$mm" | sort -V | tail -n 1)
-[ "$newest" = "LIBCLOCKD_$mm" ] && ok "the newest symbol node $last is no later than LIBCLOCKD_$mm" ||
-	not_ok "the newest symbol node $last is no later than LIBCLOCKD_$mm"
+[ "$newest" = "LIBCLOCKD_$mm" ] && pass "the newest symbol node $last is no later than LIBCLOCKD_$mm" ||
+	fail "the newest symbol node $last is no later than LIBCLOCKD_$mm"
 [ "$(echo "$nodes" | sort -V)" = "$nodes" ] && [ "$(echo "$nodes" | sort -u | wc -l)" -eq "$(echo "$nodes" | wc -l)" ] &&
-	ok "the symbol nodes are in release order, each once: $(echo $nodes)" ||
-	not_ok "the symbol nodes are in release order, each once: $(echo $nodes)"
+	pass "the symbol nodes are in release order, each once: $(echo $nodes)" ||
+	fail "the symbol nodes are in release order, each once: $(echo $nodes)"
 bad=
 prev=
 for node in $nodes; do
@@ -105,16 +101,15 @@ for node in $nodes; do
 	[ "$parent" = "$prev" ] || bad="$bad $node(${parent:-none})"
 	prev=$node
 done
-[ -z "$bad" ] && ok "each symbol node inherits the one before it" ||
-	not_ok "each symbol node inherits the one before it (not:$bad)"
+[ -z "$bad" ] && pass "each symbol node inherits the one before it" ||
+	fail "each symbol node inherits the one before it (not:$bad)"
 so=$(ls "$top_builddir"/src/libclockd/.libs/libclockd.so.* 2>/dev/null | head -n 1)
 if [ -n "$so" ] && command -v objdump >/dev/null 2>&1; then
 	soname=$(objdump -p "$so" | sed -n 's/^ *SONAME *//p')
-	[ "$soname" = libclockd.so.1 ] && ok "the soname is libclockd.so.1" ||
-		not_ok "the soname is libclockd.so.1 (is: $soname)"
+	[ "$soname" = libclockd.so.1 ] && pass "the soname is libclockd.so.1" ||
+		fail "the soname is libclockd.so.1 (is: $soname)"
 else
 	skip "no built libclockd.so.* or no objdump"
 fi
 
-echo "1..$n"
-exit $failed
+finish

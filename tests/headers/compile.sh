@@ -13,10 +13,7 @@
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
+. "$top_srcdir/tests/tap.sh"
 
 cc=$(sed -n 's/^CC = //p' "$top_builddir/Makefile")
 cxx=$(sed -n 's/^CXX = //p' "$top_builddir/Makefile")
@@ -40,12 +37,12 @@ pc=$top_builddir/src/libclockd/libclockd.pc
 if cflags=$($pkgconfig --define-variable=includedir="$top_srcdir/include" --cflags "$pc" 2>"$T/pc.log"); then
 	cflags=$(echo $cflags)
 	if [ "$cflags" = "-I$top_srcdir/include" ]; then
-		ok "libclockd.pc Cflags are the include path only ($cflags)"
+		pass "libclockd.pc Cflags are the include path only ($cflags)"
 	else
-		not_ok "libclockd.pc Cflags are the include path only (got: $cflags)"
+		fail "libclockd.pc Cflags are the include path only (got: $cflags)"
 	fi
 else
-	not_ok "pkg-config reads $pc"
+	fail "pkg-config reads $pc"
 	sed 's/^/# /' "$T/pc.log"
 	cflags=-I$top_srcdir/include
 fi
@@ -121,9 +118,9 @@ compile() {
 	what=$1 src=$2; shift 2
 	# shellcheck disable=SC2086 # flags are words
 	if "$@" $cflags -fsyntax-only "$src" >"$T/log" 2>&1; then
-		ok "$what"
+		pass "$what"
 	else
-		not_ok "$what"
+		fail "$what"
 		sed 's/^/# /' "$T/log" | head -n 20
 	fi
 }
@@ -154,7 +151,7 @@ done
 sed 's/CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 256)/CLOCKD_PAGE_ASSERT_OFF(clockd_page, seq, 257)/' \
 	"$top_srcdir/include/clockd/page.h" >"$T/bad-page.h"
 if ! grep -q 'seq, 257' "$T/bad-page.h"; then
-	not_ok "page.h checks the offset of seq (the test's edit did not apply)"
+	fail "page.h checks the offset of seq (the test's edit did not apply)"
 else
 	echo '#include "bad-page.h"' >"$T/bad.c"
 	cp "$T/bad.c" "$T/bad.cc"
@@ -164,15 +161,14 @@ else
 		ext=${rest%%:*} comp=${rest#*:}
 		# shellcheck disable=SC2086 # the compiler command is words
 		if (cd "$T" && $comp -fsyntax-only "bad.$ext") >"$T/log" 2>&1; then
-			not_ok "a wrong offset in page.h fails to compile as $lang"
+			fail "a wrong offset in page.h fails to compile as $lang"
 		elif grep -q 'clockd_page' "$T/log"; then
-			ok "a wrong offset in page.h fails to compile as $lang"
+			pass "a wrong offset in page.h fails to compile as $lang"
 		else
-			not_ok "a wrong offset in page.h fails to compile as $lang, naming the check"
+			fail "a wrong offset in page.h fails to compile as $lang, naming the check"
 			sed 's/^/# /' "$T/log" | head -n 10
 		fi
 	done
 fi
 
-echo "1..$n"
-exit $failed
+finish

@@ -13,19 +13,7 @@
 #     src/shared call each other, directly or round a loop.
 src=${top_srcdir:-.}
 build=${top_builddir:-.}
-n=0
-fails=0
-
-ok() { # ok COND-EXIT-STATUS DESCRIPTION [DETAIL]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/# /'
-		fails=$((fails + 1))
-	fi
-}
+. "$src/tests/tap.sh"
 
 # Lines of files matching an extended regex; empty when none.
 hits() { # hits REGEX FILE...
@@ -48,8 +36,8 @@ if [ -x "$bin" ] && command -v nm >/dev/null 2>&1; then
 	out=$(readelf -d "$bin" 2>/dev/null | grep -E 'NEEDED.*libclockd' || true)
 	[ -z "$out" ]; ok $? "the built clockd needs no libclockd.so" "$out"
 else
-	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
-	n=$((n + 1)); echo "ok $n # SKIP no built clockd or no nm"
+	skip "no built clockd or no nm"
+	skip "no built clockd or no nm"
 fi
 
 # 2. clockctl: the public API only -- tests/clockctl/api.sh.
@@ -114,7 +102,7 @@ if command -v nm >/dev/null 2>&1 && command -v "$ar" >/dev/null 2>&1 &&
 	echo "$out" | grep -q '^a\.o -> b\.o' && ! echo "$out" | grep -q '^e\.o'
 	ok $? "the loop check finds a planted loop a.o -> b.o -> c.o -> a.o, and no other" "$out"
 else
-	n=$((n + 1)); echo "ok $n # SKIP no C compiler, ar or nm to plant a loop with"
+	skip "no C compiler, ar or nm to plant a loop with"
 fi
 
 for lib in src/clockd/.libs/libclockd-daemon.a:"the daemon's files" \
@@ -125,7 +113,7 @@ for lib in src/clockd/.libs/libclockd-daemon.a:"the daemon's files" \
 		out=$(loops "$a")
 		[ -z "$out" ]; ok $? "no call loop between ${lib#*:}" "$out"
 	else
-		n=$((n + 1)); echo "ok $n # SKIP no built ${lib%%:*} or no nm"
+		skip "no built ${lib%%:*} or no nm"
 	fi
 done
 
@@ -138,5 +126,4 @@ out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|clockctl)/' \
 	"$src"/src/libclockd/*.c "$src"/src/libclockd/*.h)
 [ -z "$out" ]; ok $? "src/libclockd includes no daemon or clockctl header" "$out"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+finish

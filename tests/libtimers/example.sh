@@ -4,6 +4,7 @@
 # POSIX timers (function and fd notification) run in a libevent loop
 # through clockd_fd() and clockd_dispatch(), until 200 expiries.
 : "${top_builddir:?run from make check (top_builddir unset)}"
+. "$top_srcdir/tests/tap.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-example.XXXXXX") || exit 99
 pid=
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$T"; }
@@ -17,15 +18,11 @@ until [ -S "$T/ctl" ]; do
 	i=$((i + 1))
 	if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
 		sed 's/^/# clockd: /' "$T/log"
-		echo "Bail out! clockd did not come up"
-		exit 99
+		bail "clockd did not come up"
 	fi
 	sleep 0.1
 done
-echo "1..1"
-if out=$("$top_builddir/examples/libevent-timers" 200); then
-	echo "ok 1 - libevent-timers: $out"
-else
-	echo "# $out"
-	echo "not ok 1 - libevent-timers did not see 200 expiries of each kind of timer"
-fi
+out=$("$top_builddir/examples/libevent-timers" 200)
+ok $? "libevent-timers: 200 expiries of each kind of timer" "$out"
+diag "$out"
+finish

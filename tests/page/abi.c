@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include <clockd/page.h>
-#include "../tap.h"
+#include "tests/tap.h"
 
 /* The contract: F(struct, field, offset, size), S(struct, size). */
 #define PAGE_LAYOUT(F, S) \

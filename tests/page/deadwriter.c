@@ -26,7 +26,7 @@
 #include <clockd/clockd.h>
 #include "shared/latch.h"
 #include "shared/tickmath.h"
-#include "../tap.h"
+#include "tests/tap.h"
 #include "testpage.h"
 
 /* A reader that takes longer than this is stuck (spinning on seq). */

@@ -15,7 +15,7 @@
 
 #include <clockd/clockd.h>
 #include <clockd/page.h>
-#include "../tap.h"
+#include "tests/tap.h"
 #include "testpage.h"
 
 #define NDEV 3

@@ -26,7 +26,7 @@
 
 #include <clockd/clockd.h>
 #include <clockd/page.h>
-#include "../tap.h"
+#include "tests/tap.h"
 
 /* A read that takes longer than this hangs. */
 #define HANG_GUARD_S 10

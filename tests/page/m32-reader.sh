@@ -15,44 +15,37 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-ok() { # ok CONDITION-STATUS DESCRIPTION [DIRECTIVE]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2${3:+ # $3}"; else echo "not ok $n - $2${3:+ # $3}"; fi
-}
-diag() { sed 's/^/# /' "$@"; }
+. "$top_srcdir/tests/tap.sh"
 
-echo 1..4
 "$top_builddir/src/clockd/clockd" -o page="$tmp/page" 2>"$tmp/clockd.err" &
 daemon=$!
 CLOCKD_SHM=$tmp/page "$bin/page-reader" --wait 2>"$tmp/wait.err"
 rc=$?
 ok $rc "the daemon is live on $tmp/page"
 if [ $rc -ne 0 ]; then
-	diag "$tmp/wait.err" "$tmp/clockd.err"
-	echo "Bail out! no live daemon"
-	exit 99
+	diag_file "$tmp/wait.err" "$tmp/clockd.err"
+	bail "no live daemon"
 fi
 
 CLOCKD_SHM=$tmp/page "$bin/page-reader" >"$tmp/out64" 2>"$tmp/err64"
 rc=$?
 grep -q '^page.magic 0x4b4c4343$' "$tmp/out64" || rc=1
 ok $rc "64-bit reader: clocks within 1 s of the kernel, jiffies_64 plausible"
-diag "$tmp/out64" "$tmp/err64"
+diag_file "$tmp/out64" "$tmp/err64"
 
 if [ -f "$bin/page-reader-m32.skip" ]; then
 	why=$(cat "$bin/page-reader-m32.skip")
-	ok 0 "32-bit reader" "SKIP $why"
-	ok 0 "32-bit and 64-bit readers agree" "SKIP $why"
-	exit 0
+	skip "32-bit reader" "$why"
+	skip "32-bit and 64-bit readers agree" "$why"
+	finish
 fi
 if [ ! -x "$bin/page-reader-m32" ]; then
 	# Our own make rule kept the compiler's complaint: the library
 	# sources do not build for a 32-bit target.
-	diag "$bin/page-reader-m32.err"
+	diag_file "$bin/page-reader-m32.err"
 	ok 1 "32-bit reader: libclockd builds with -m32"
-	ok 1 "32-bit and 64-bit readers agree" "SKIP no 32-bit reader"
-	exit 0
+	skip "32-bit and 64-bit readers agree" "no 32-bit reader"
+	finish
 fi
 # The reader is static, so an i386 user-mode emulator can run it where the
 # kernel has no IA-32 emulation (qemu-i386 reads the host's TSC for rdtsc
@@ -63,9 +56,9 @@ rc=$?
 if [ $rc -eq 126 ] && [ ! -s "$tmp/out32" ]; then
 	# The shell found it but execve said ENOEXEC: no IA-32 emulation.
 	if ! command -v qemu-i386 >/dev/null 2>&1; then
-		diag "$tmp/err32"
-		ok 0 "32-bit reader" "SKIP this kernel cannot run 32-bit programs and qemu-i386 (Debian: qemu-user) is absent"
-		ok 0 "32-bit and 64-bit readers agree" "SKIP no way to run a 32-bit program here"
+		diag_file "$tmp/err32"
+		skip "32-bit reader" "this kernel cannot run 32-bit programs and qemu-i386 (Debian: qemu-user) is absent"
+		skip "32-bit and 64-bit readers agree" "no way to run a 32-bit program here"
 		exit 0
 	fi
 	run32="qemu-i386 "
@@ -73,8 +66,9 @@ if [ $rc -eq 126 ] && [ ! -s "$tmp/out32" ]; then
 	rc=$?
 fi
 ok $rc "32-bit reader (${run32:-native}): clocks within 1 s of the kernel, jiffies_64 plausible"
-diag "$tmp/err32"
+diag_file "$tmp/err32"
 diff "$tmp/out64" "$tmp/out32" >"$tmp/diff"
 rc=$?
 ok $rc "32-bit and 64-bit readers print the same page fields ($(wc -l <"$tmp/out64") lines)"
-diag "$tmp/diff"
+diag_file "$tmp/diff"
+finish

@@ -25,7 +25,7 @@
 #include <clockd/clockd.h>
 #include "shared/latch.h"
 #include "shared/tickmath.h"
-#include "../tap.h"
+#include "tests/tap.h"
 #include "testpage.h"
 
 #define DEFAULT_READS 1e7

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "shared/ctlproto.h"
-#include "../tap.h"
+#include "tests/tap.h"
 
 #define NROUNDTRIP 10000
 #define NRANDOM 1000000

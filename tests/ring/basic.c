@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "shared/ring.h"
-#include "../tap.h"
+#include "tests/tap.h"
 
 #define SLOTS 64u
 

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "shared/ring.h"
-#include "../tap.h"
+#include "tests/tap.h"
 
 #define SLOTS 256u
 #define MAX_BATCH 300u        /* > SLOTS: some pushes are partial */

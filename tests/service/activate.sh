@@ -43,7 +43,7 @@ rc=$?
 ok $? "clockd stops on SIGTERM (exit $rc)"
 test -S "$sock"
 ok $? "the passed socket's path is left to its owner (not removed by clockd)"
-[ $tap_failed -eq 0 ] || diag "$tmp/a.log" "$tmp/err"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/a.log" "$tmp/err"
 
 # What systemd passes must be a listening SOCK_SEQPACKET socket: an fd 3
 # that is a plain file (LISTEN_PID is the shell's pid, kept by exec) is
@@ -55,6 +55,6 @@ sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@" 3<"$0"' "$tmp/notasocket" \
 rc=$?
 [ $rc -eq 1 ] && has "$tmp/b.log" 'not a listening Unix SOCK_SEQPACKET socket'
 ok $? "a passed fd that is not a SOCK_SEQPACKET listening socket is refused (exit $rc)"
-[ $tap_failed -eq 0 ] || diag "$tmp/b.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/b.log"
 
-done_testing
+finish

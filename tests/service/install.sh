@@ -25,7 +25,7 @@ eval "$dirs"
 mk install DESTDIR="$dest" >"$tmp/install.log" 2>&1
 rc=$?
 ok $rc "make install DESTDIR=... (exit $rc)"
-[ $rc -eq 0 ] || { diag "$tmp/install.log"; done_testing; }
+[ $rc -eq 0 ] || { diag_file "$tmp/install.log"; finish; }
 
 missing=
 for f in "$sbindir/clockd" "$bindir/clockctl" "$libdir/libclockd.so" \
@@ -103,13 +103,13 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	rc=$?
 	[ $rc -eq 0 ] && [ ! -s "$tmp/verify" ]
 	ok $? "systemd-analyze verify: clean on the installed units (exit $rc)"
-	diag "$tmp/verify"
+	diag_file "$tmp/verify"
 	if systemd-analyze security --help 2>&1 | grep -q -e '--offline'; then
 		systemd-analyze security --offline=true "$tmp/units/clockd.service" >"$tmp/security" 2>&1
 		level=$(sed -n 's/.*Overall exposure level for clockd.service: \([0-9.]*\).*/\1/p' "$tmp/security")
 		[ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 2.5) }'
 		ok $? "systemd-analyze security --offline=true: exposure ${level:-?} (at most 2.5)"
-		grep '✗' "$tmp/security" | diag
+		grep '✗' "$tmp/security" | diag_file
 	else
 		skip "this systemd-analyze has no security --offline"
 	fi
@@ -125,7 +125,7 @@ if command -v systemd-sysusers >/dev/null 2>&1; then
 	systemd-sysusers --root="$root" "$dest$sysusersdir/clockd.conf" >"$tmp/sysusers" 2>&1 &&
 		grep -q '^clockd:' "$root/etc/passwd" && grep -q '^clockd:' "$root/etc/group"
 	ok $? "systemd-sysusers creates the user and group clockd from the installed file"
-	diag "$tmp/sysusers"
+	diag_file "$tmp/sysusers"
 else
 	skip "systemd-sysusers is not installed"
 fi
@@ -143,7 +143,7 @@ if command -v systemd-tmpfiles >/dev/null 2>&1; then
 	systemd-tmpfiles --root="$root" --create "$tmpfiles" >"$tmp/tmpfiles" 2>&1 &&
 		[ "$(stat -c '%F %a %U %G' "$root/run/clockd")" = "$want" ]
 	ok $? "systemd-tmpfiles creates /run/clockd ($want) from the installed file"
-	diag "$tmp/tmpfiles"
+	diag_file "$tmp/tmpfiles"
 else
 	skip "systemd-tmpfiles is not installed"
 fi
@@ -168,4 +168,4 @@ left=$(cd "$dest" && find . -type f | sort)
 [ "$left" = ".$sysconfdir/clockd.conf" ]
 ok $? "make uninstall removes all but the edited configuration (left: $(echo $left))"
 
-done_testing
+finish

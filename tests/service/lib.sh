@@ -10,22 +10,7 @@ CLOCKCTL=$top_builddir/src/clockctl/clockctl
 LISTEN=$top_builddir/tests/service/notify-listen
 DEADLINE_S=10
 
-tap_n=0
-tap_failed=0
-ok() { # ok STATUS DESCRIPTION: passes when STATUS is 0
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2"
-	else
-		echo "not ok $tap_n - $2"
-		tap_failed=1
-	fi
-}
-skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
-diag() { sed 's/^/# /' "$@"; }
-bail() { echo "Bail out! $*"; exit 99; }
-done_testing() { echo "1..$tap_n"; exit "$tap_failed"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "$top_srcdir/tests/tap.sh"
 
 for f in "$CLOCKD" "$CLOCKCTL" "$LISTEN"; do
 	[ -x "$f" ] || bail "$f is not built"

@@ -56,7 +56,7 @@ stop() { # stop: SIGTERM the daemon, wait for it; its exit status in $drc
 # --- 1: a tick that stalls for 3 s and recovers (source posix) --------------
 start a -o source=posix -o tick=sim -o "sim_script=3s stall 3s"
 m=$tmp/a.msgs
-wait_for "ready" has "$m" ' READY=1$' || { diag "$tmp/a.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
+wait_for "ready" has "$m" ' READY=1$' || { diag_file "$tmp/a.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
 has "$m" ' CHECK page live socket ok$'
 ok $? "at READY=1 the page is live and the control socket answers"
 [ "$(count "$m" '^listening$' '' READY=1)" -eq 1 ]
@@ -64,7 +64,7 @@ ok $? "READY=1 comes once at start"
 awk '$2 == "READY=1" { exit } $2 ~ /^STATUS=/ { s = $0 } END { exit !(s ~ /STATUS=live: source posix, tick sim, HZ 1000$/) }' "$m"
 ok $? "the STATUS= before READY=1 names the state, source, tick device and HZ"
 
-wait_for "the stall" has "$m" ' STATUS=tick stalled:' || diag "$tmp/a.log"
+wait_for "the stall" has "$m" ' STATUS=tick stalled:' || diag_file "$tmp/a.log"
 DEADLINE_S=15 wait_for "the recovery" sh -c "awk '/STATUS=tick stalled/ { s = 1 } s && /WATCHDOG=1/ { f = 1 } END { exit !f }' '$m'"
 n_before=$(count "$m" '^READY=1$' '^STATUS=tick stalled' WATCHDOG=1)
 span=$(($(ms "$m" '^STATUS=tick stalled') - $(ms "$m" '^READY=1$')))
@@ -86,13 +86,13 @@ ok $? "SIGHUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1"
 stop
 [ $drc -eq 0 ] && has "$m" ' STOPPING=1$'
 ok $? "SIGTERM: STOPPING=1 and exit 0 (exit $drc)"
-[ $tap_failed -eq 0 ] || { diag "$m"; diag "$tmp/a.log"; }
+[ $tap_failed -eq 0 ] || { diag_file "$m"; diag_file "$tmp/a.log"; }
 
 # --- 2: both sim devices stall (-o source=sim -o tick=sim) -----------------
 rm -f "$tmp/page"
 start b -o source=sim -o tick=sim -o "sim_script=2s stall 5s"
 m=$tmp/b.msgs
-wait_for "ready" has "$m" ' READY=1$' || { diag "$tmp/b.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
+wait_for "ready" has "$m" ' READY=1$' || { diag_file "$tmp/b.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
 wait_for "the stall" has "$m" ' STATUS=tick stalled:'
 ok $? "the stalled sim tick is reported (STATUS=tick stalled)"
 # Watch the stall for 2 s: the observation window, not a readiness wait.
@@ -104,6 +104,6 @@ after=$(count "$m" '^STATUS=tick stalled' '' WATCHDOG=1)
 ok $? "sim stall: WATCHDOG=1 before it ($before), none after ($after)"
 [ $drc -eq 0 ]
 ok $? "a stalled daemon still stops cleanly on SIGTERM (exit $drc)"
-[ $tap_failed -eq 0 ] || { diag "$m"; diag "$tmp/b.log"; }
+[ $tap_failed -eq 0 ] || { diag_file "$m"; diag_file "$tmp/b.log"; }
 
-done_testing
+finish

@@ -39,7 +39,7 @@ run() {
 	"$CLOCKD" -o page="$tmp/page" "$@" 2>"$tmp/$name.log" &
 	dpid=$!
 	pids="$pids $dpid"
-	wait_for "live" page_live || { diag "$tmp/$name.log"; bail "clockd $* did not go live"; }
+	wait_for "live" page_live || { diag_file "$tmp/$name.log"; bail "clockd $* did not go live"; }
 }
 stop() { kill -TERM "$dpid"; wait "$dpid"; drc=$?; }
 
@@ -69,7 +69,7 @@ ok $? "the log says who the daemon became"
 stop
 [ $drc -eq 0 ]
 ok $? "it stops cleanly as nobody (exit $drc)"
-[ $tap_failed -eq 0 ] || diag "$tmp/a.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/a.log"
 
 # --- timer_priority keeps CAP_SYS_NICE; page and socket groups --------------
 run b -o user=nobody -o tick_priority=0 -o timer_priority=1 -o page_mode=0640 -o page_group="$nobody_group" \
@@ -82,7 +82,7 @@ ok $? "page_mode 0640, page_group $nobody_group: $(stat -c '%a %U %G' "$tmp/page
 [ "$(stat -c '%a %g' "$tmp/control")" = "660 0" ]
 ok $? "socket_group root: $(stat -c '%a %U %G' "$tmp/control")"
 stop
-[ $tap_failed -eq 0 ] || diag "$tmp/b.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/b.log"
 
 # --- the scheduling policy: SCHED_FIFO by default, CAP_SYS_NICE kept ---------
 # policy (1: SCHED_FIFO) and rt_priority of a thread, by its name
@@ -110,14 +110,14 @@ ok $? "defaults: the tick thread SCHED_FIFO 40 ($(sched_of clockd-tick)), every 
 has "$tmp/f.log" 'scheduling: SCHED_FIFO, tick thread at 40, timer threads at 30'
 ok $? "the log says so"
 stop
-[ $tap_failed -eq 0 ] || diag "$tmp/f.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/f.log"
 run d -o user=nobody -o tick_priority=3 -o timer_priority=0
 [ "$(field "$dpid" CapEff)" = 0000000000800000 ]
 ok $? "tick_priority 3: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
 [ "$(sched_of clockd-tick)" = "1 3" ] && all_sched clockd-tb/ "0 0"
 ok $? "the tick thread runs SCHED_FIFO 3 ($(sched_of clockd-tick)), the timer threads SCHED_OTHER ($(sched_of clockd-tb/0))"
 stop
-[ $tap_failed -eq 0 ] || diag "$tmp/d.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/d.log"
 # Started as nobody, with no CAP_SYS_NICE to keep and RLIMIT_RTPRIO 0: one
 # warning naming the threads, every thread SCHED_OTHER, and it serves.
 mkdir "$tmp/nb" && chown nobody "$tmp/nb"
@@ -126,7 +126,7 @@ CLOCKD_SHM=$tmp/nb/page CLOCKD_SOCKET=$tmp/nb/control prlimit --rtprio=0 setpriv
 dpid=$!
 pids="$pids $dpid"
 wait_for "live as nobody" env CLOCKD_SHM="$tmp/nb/page" "$CLOCKCTL" status >/dev/null 2>&1 ||
-	{ diag "$tmp/e.log"; bail "clockd as nobody did not go live"; }
+	{ diag_file "$tmp/e.log"; bail "clockd as nobody did not go live"; }
 [ "$(sched_of clockd-tick)" = "0 0" ] && all_sched clockd-tb/ "0 0"
 ok $? "without CAP_SYS_NICE: the tick thread ($(sched_of clockd-tick)) and the timer threads ($(sched_of clockd-tb/0)) run SCHED_OTHER"
 [ "$(grep -c 'scheduling' "$tmp/e.log")" -eq 1 ] &&
@@ -135,7 +135,7 @@ ok $? "one warning line names the threads, the priorities and the limit"
 stop
 [ $drc -eq 0 ]
 ok $? "it stops cleanly (exit $drc)"
-[ $tap_failed -eq 0 ] || diag "$tmp/e.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/e.log"
 
 # --- an unknown user stops the start -----------------------------------------
 "$CLOCKD" -o page="$tmp/page" -o user=no-such-user-clockd 2>"$tmp/c.log"
@@ -143,4 +143,4 @@ rc=$?
 [ $rc -eq 1 ] && has "$tmp/c.log" 'user no-such-user-clockd: no such user'
 ok $? "an unknown user is a start error (exit $rc)"
 
-done_testing
+finish

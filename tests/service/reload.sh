@@ -15,7 +15,7 @@ printf 'hz = 500\nlog_level = info\n' >"$conf"
 "$CLOCKD" -c "$conf" -o page="$tmp/page" 2>"$log" &
 dpid=$!
 pids="$pids $dpid"
-wait_for "live" page_live || { diag "$log"; bail "clockd did not go live"; }
+wait_for "live" page_live || { diag_file "$log"; bail "clockd did not go live"; }
 
 # hz_now: the HZ the page publishes.
 hz_now() { "$CLOCKCTL" --json status 2>/dev/null | sed -n 's/.*"hz": *\([0-9]*\).*/\1/p'; }
@@ -59,7 +59,7 @@ wait "$dpid"
 rc=$?
 [ $rc -eq 0 ]
 ok $? "the daemon stops cleanly (exit $rc)"
-[ $tap_failed -eq 0 ] || diag "$log"
+[ $tap_failed -eq 0 ] || diag_file "$log"
 
 "$CLOCKCTL" reload >"$tmp/out" 2>&1
 rc=$?
@@ -77,6 +77,6 @@ JOURNAL_STREAM=1:1 "$CLOCKD" -c "$conf" -o page="$tmp/page" 2>"$tmp/k.log"
 has "$tmp/k.log" "^$conf:2: no_such_key: unknown key\$" && has "$tmp/k.log" '^clockd: .*configuration rejected$' &&
 	! has "$tmp/k.log" '^<[0-9]>'
 ok $? "a JOURNAL_STREAM naming another file (inherited) changes nothing"
-[ $tap_failed -eq 0 ] || diag "$tmp/j.log" "$tmp/k.log"
+[ $tap_failed -eq 0 ] || diag_file "$tmp/j.log" "$tmp/k.log"
 
-done_testing
+finish

@@ -28,7 +28,7 @@
 
 #include <clockd/clockd.h>
 #include "shared/tickmath.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 static const clockid_t clocks[] = {
 	CLOCKD_REALTIME, CLOCKD_MONOTONIC, CLOCKD_MONOTONIC_RAW,

@@ -81,7 +81,7 @@ wait "$pid"
 # shellcheck disable=SC2086
 "$CLOCKD" -o page="$T/page" $prio -o client_max_timers=1000 -o max_timers_per_user=2500 2>"$T/log2" &
 pid=$!
-serving || { ok 1 "clockd starts with max_timers_per_user 2500"; echo "1..$n"; exit 1; }
+serving || { fail "clockd starts with max_timers_per_user 2500"; finish; }
 "$BUDGET" mem "$T/control" 4 >"$T/mem" &
 hold=$!
 i=0
@@ -96,5 +96,4 @@ grep -q 'beyond_edquot 1$' "$T/mem"
 ok $? "an ARM past the third client's share (id 500) gets EDQUOT"
 grep -q "HELLO refused, its user's clients hold all max_timers_per_user 2500" "$T/log2"
 ok $? "the refusal is logged"
-echo "1..$n"
-exit $failed
+finish

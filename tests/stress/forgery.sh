@@ -78,8 +78,7 @@ rm -f "$D/page" "$T/other"
 if ! start "$T/log.live"; then
 	sed 's/^/# clockd: /' "$T/log.live"
 	ok 1 "clockd starts on a clean page directory"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 
 as_nobody sh -c 'printf x | dd of="$CLOCKD_SHM" bs=1 seek=300 conv=notrunc' 2>/dev/null
@@ -111,5 +110,4 @@ grep -q "control: connection from pid [0-9]* uid $NOBODY_UID gid $NOBODY_GID" "$
 ok $? "a client run as nobody is seen by the daemon as uid $NOBODY_UID gid $NOBODY_GID"
 grep "uid $NOBODY_UID" "$T/log.live" | head -n 1 | sed 's/^/# clockd: /'
 stop
-echo "1..$n"
-exit $failed
+finish

@@ -7,22 +7,17 @@
 CLOCKD=$top_builddir/src/clockd/clockd
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
 HOLD=$top_builddir/tests/stress/holdconn
-n=0
-failed=0
+. "$top_srcdir/tests/tap.sh"
 pid= hold= hold2=
-
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 
 # need_root_and_nobody WHY: skip the whole test (TAP plan 1..0) unless run
 # as root with setpriv and a user nobody; WHY says what root is for.
 need_root_and_nobody() {
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "1..0 # SKIP needs root ($1)"
-		exit 0
+		skip_all "needs root ($1)"
 	fi
 	if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
-		echo "1..0 # SKIP needs setpriv (util-linux) and a user nobody"
-		exit 0
+		skip_all "needs setpriv (util-linux) and a user nobody"
 	fi
 	NOBODY_UID=$(id -u nobody)
 	NOBODY_GID=$(id -g nobody)
@@ -69,8 +64,7 @@ start_clockd() {
 	"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
 	pid=$!
 	if ! serving; then
-		ok 1 "clockd starts"
-		echo "1..$n"
-		exit 1
+		fail "clockd starts"
+		finish
 	fi
 }

@@ -45,5 +45,4 @@ kill "$pid"
 wait "$pid"
 pid=
 sed 's/^/# clockd: /' "$T/log" | tail -n 20
-echo "1..$n"
-exit $failed
+finish

@@ -59,8 +59,7 @@ pid=$!
 if ! poll 100 eval 'live && "$CLOCKCTL" timers >/dev/null 2>&1'; then
 	sed 's/^/# clockd: /' "$T/log"
 	ok 1 "clockd starts under failalloc.so"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 
 # ---- every allocation fails ----
@@ -152,5 +151,4 @@ wait "$pid"
 st=$?
 pid=
 ok $st "clockd exits 0 on SIGTERM (status $st)"
-echo "1..$n"
-exit $failed
+finish

@@ -19,8 +19,7 @@ chmod 755 "$T"
 pid=$!
 if ! serving; then
 	ok 1 "clockd starts with max_clients_per_user 3"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 
 # hold NAME COUNT [as_nobody]: holdconn in the background, its pid in $h,
@@ -80,5 +79,4 @@ kill "$pid"
 wait "$pid"
 ok $? "the daemon exits 0 on SIGTERM"
 pid=
-echo "1..$n"
-exit $failed
+finish

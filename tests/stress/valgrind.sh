@@ -27,8 +27,7 @@ export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 pid=$!
 if ! serving; then
 	ok 1 "clockd starts"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 
 vg() { # vg NAME COMMAND...: memcheck, errors are exit status 99
@@ -79,5 +78,4 @@ else
 	sed 's/^/# /' "$T/cc.log"
 	ok 1 "the timer client builds"
 fi
-echo "1..$n"
-exit $failed
+finish

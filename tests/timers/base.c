@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The per-CPU timer bases (src/clockd/timerbase.h) against a live page: a
+ * The per-CPU timer bases (src/clockd/timers/timerbase.h) against a live page: a
  * clockd started here, the bases in this process, and the client's side
  * played on the shared memory (tbclient.h).
  *
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
-#include "tap.h"
+#include "tests/tap.h"
 #include "timers/tbclient.h"
 
 #define WAIT_S 20 /* generous deadline for anything we wait for */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "clockd/timers/hrheap.h"
-#include "../tap.h"
+#include "tests/tap.h"
 
 #define POOL 1000
 #define OPS 200000

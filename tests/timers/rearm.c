@@ -43,7 +43,7 @@
 #include <time.h>
 
 #include <clockd/clockd.h>
-#include "tap.h"
+#include "tests/tap.h"
 #include "timers/tbclient.h"
 
 #define BATCH 512u

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tap.h"
+#include "tests/tap.h"
 #include "timers/tbclient.h"
 
 static pthread_t ticker;

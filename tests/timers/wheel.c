@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "clockd/timers/wheel.h"
-#include "../tap.h"
+#include "tests/tap.h"
 
 #define NTIMERS 1000000
 #define NGROUPS 1000 /* shared deadlines */

@@ -91,7 +91,7 @@ build_gpio_sim() {
 	make -s -C "$ROOT/usr/src/linux-headers-$KVER" M="$GPIOSIM" modules >&2
 }
 
-# ptp_mock.c and its header from the 6.12 source tarball. Against 6.1 it
+# drivers/ptp/ptp_mock.c and its header from the 6.12 source tarball. Against 6.1 it
 # builds as it is; its header declares the functions only when the
 # kernel's config has the driver, which the Kbuild says.
 ptp_mock_sources() {

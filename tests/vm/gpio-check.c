@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Edge events of a simulated GPIO line through clockd's own gpioline
- * backend (src/clockd/ticks/gpioline_v1.c or _v2.c, the libgpiod API this build
- * was configured for), the code the gpio tick driver runs: request both
+ * backend (src/clockd/ticks/gpioline_v1.c or gpioline_v2.c, the libgpiod
+ * API this build was configured for), the code the gpio tick driver runs: request both
  * edges on CHIP's line OFFSET, create READY_FILE so the guest starts
  * pulling the line (gpio-sim's sysfs "pull" attribute), then count events
  * until EXPECTED arrived and no more come for a while. Exact checks: the

@@ -8,8 +8,8 @@
  * the discipline.
  *
  * Drivers: one file each behind struct ref_driver, listed in
- * reference_drivers[] (reference.c): ref_pps.c (gpio, sim), ref_phc.c.
- * A driver talks to the rest through the queue (refqueue.c) alone.
+ * reference_drivers[] (reference.c): pps.c (gpio, sim), phc.c.
+ * A driver talks to the rest through the queue (queue.c) alone.
  */
 #ifndef CLOCKD_REFERENCE_H
 #define CLOCKD_REFERENCE_H
@@ -78,7 +78,7 @@ int reference_start(struct reference *r);
 void reference_stop(struct reference *r);
 void reference_close(struct reference *r);
 
-/* refqueue.c: the queue between the reference thread and the tick thread. */
+/* queue.c: the queue between the reference thread and the tick thread. */
 /* The next queued event, if any (tick thread). */
 bool reference_pop(struct reference *r, struct ref_event *ev);
 /* The reference's fault now (CLOCKD_FAULT_STALLED, _GONE), or 0. */

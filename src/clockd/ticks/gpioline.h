@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A GPIO line's edge events through libgpiod, the one interface tick_gpio.c
+ * A GPIO line's edge events through libgpiod, the one interface ticks/gpio.c
  * (and with it reference = gpio) uses. Two backends, one per libgpiod API,
  * the one configure found is built in: gpioline_v1.c (libgpiod 1.6, the v1
  * API of Debian 12) and gpioline_v2.c (libgpiod 2.x: Debian 13, Ubuntu

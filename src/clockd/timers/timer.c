@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A client's timers on one base (see tb_internal.h): slots, submissions,
+ * A client's timers on one base (see internal.h): slots, submissions,
  * expiry, and the lateness histogram. Everything here runs on the base's
  * thread; the records go out through deliver.c.
  *
