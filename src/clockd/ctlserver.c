@@ -481,11 +481,10 @@ static int conn_message(struct conn *c, const unsigned char *buf, size_t len, si
 	}
 	if (rc < 0) {
 		/* Answer with what the header said, if there is one. */
-		uint16_t type = len >= CTL_HDR_SIZE ? (uint16_t)(buf[6] | buf[7] << 8) : 0;
-		uint32_t seq = len >= CTL_HDR_SIZE ? (uint32_t)buf[12] | (uint32_t)buf[13] << 8 |
-							     (uint32_t)buf[14] << 16 | (uint32_t)buf[15] << 24
-						   : 0;
+		uint16_t type;
+		uint32_t seq;
 
+		ctl_peek(buf, len < buflen ? len : buflen, &type, &seq);
 		log_debug("control: pid %ld: %s", (long)c->pid, reason);
 		if (send_error(c->fd, seq, -rc, type, "%s", reason) < 0 || rc == -EPROTO) {
 			*why = "protocol error";

@@ -500,6 +500,18 @@ static int decode_header(const unsigned char *p, size_t len, const struct ctl_ty
 	return 0;
 }
 
+void ctl_peek(const void *buf, size_t len, uint16_t *type, uint32_t *seq)
+{
+	const unsigned char *p = buf;
+
+	*type = 0;
+	*seq = 0;
+	if (len < CTL_HDR_SIZE)
+		return;
+	*type = (uint16_t)get_le(p + offsetof(struct ctl_wire_hdr, type), 2);
+	*seq = (uint32_t)get_le(p + offsetof(struct ctl_wire_hdr, seq), 4);
+}
+
 int ctl_decode(const void *buf, size_t len, const struct ctl_limits *lim, struct ctl_msg *out,
 	       char *why, size_t whylen)
 {

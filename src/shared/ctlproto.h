@@ -244,6 +244,13 @@ int ctl_decode(const void *buf, size_t len, const struct ctl_limits *lim, struct
 	       char *why, size_t whylen);
 
 /*
+ * The type and seq the header of @buf (@len bytes) claims, unchecked: for
+ * answering a message ctl_decode() refused. Both 0 when @len is shorter
+ * than a header.
+ */
+void ctl_peek(const void *buf, size_t len, uint16_t *type, uint32_t *seq);
+
+/*
  * Encode *@m into @buf (@len bytes): returns the bytes written (the message
  * size), or 0, with nothing written, if @m is not a valid message (the
  * decoder's checks that need no limits; version must be CTL_VERSION) or

@@ -661,6 +661,27 @@ static void test_names(void)
 	       "ctl_type_name and ctl_msg_size of every type, and of unknown ones");
 }
 
+/* ctl_peek: the header's type and seq, even of a message ctl_decode refuses. */
+static void test_peek(void)
+{
+	unsigned char bad[CTL_MSG_MAX];
+	uint16_t type;
+	uint32_t seq;
+	bool ok = true;
+
+	for (size_t i = 0; i < NGOLDEN; i++) {
+		ctl_peek(golden[i].bytes, golden[i].len, &type, &seq);
+		ok = ok && type == golden[i].m.type && seq == golden[i].m.seq;
+	}
+	memcpy(bad, golden[1].bytes, golden[1].len);
+	bad[0] ^= 0xff; /* the magic: ctl_decode refuses it */
+	ctl_peek(bad, golden[1].len, &type, &seq);
+	ok = ok && type == CTL_ARM && seq == 5;
+	ctl_peek(bad, CTL_HDR_SIZE - 1, &type, &seq);
+	tap_ok(ok && type == 0 && seq == 0, "ctl_peek: type and seq of every golden message and of a bad magic; "
+					      "0 and 0 for a short one");
+}
+
 /* ---- random buffers ---- */
 
 struct fuzz_stats {
@@ -758,7 +779,7 @@ int main(void)
 
 	if (seed == 0)
 		seed = 1; /* xorshift's one stuck state */
-	tap_plan((int)(NGOLDEN * 5 + NCASES + 2 + 1 + 3 + 3 + NINVALID + 2 + 1 + 1 + 3));
+	tap_plan((int)(NGOLDEN * 5 + NCASES + 2 + 1 + 3 + 3 + NINVALID + 2 + 1 + 1 + 3 + 1));
 	rng_state = seed;
 	test_golden();
 	test_roundtrip();
@@ -773,6 +794,7 @@ int main(void)
 	test_encode_invalid();
 	test_encode_why_padding();
 	test_names();
+	test_peek();
 	test_random(seed);
 	return tap_done();
 }
