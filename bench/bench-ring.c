@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "shared/ring.h"
+#include "tests/util.h"
 
 #define SLOTS 1024u
 #define ROUNDS 3
@@ -60,13 +61,8 @@ static double now_s(void)
 
 static void pin(int cpu)
 {
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (cpu >= 0)
+		tu_pin(cpu);
 }
 
 /* Spin until the consumer has drained the ring and announced its sleep. */
@@ -164,16 +160,7 @@ static double run_once(struct run *r, void *mem, enum mode mode, unsigned batch)
 /* The first two CPUs this process may run on, or -1 -1. */
 static void pick_cpus(int cpu[2])
 {
-	cpu_set_t set;
-	int found = 0;
-
-	cpu[0] = cpu[1] = -1;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-		if (CPU_ISSET(c, &set))
-			cpu[found++] = c;
-	if (found < 2)
+	if (tu_cpus(cpu, 2) < 2)
 		cpu[0] = cpu[1] = -1;
 }
 

@@ -22,7 +22,7 @@ else
 endif
 .PHONY: check-tsan
 check_LTLIBRARIES += tests/libtap.la
-tests_libtap_la_SOURCES = tests/tap.c tests/tap.h
+tests_libtap_la_SOURCES = tests/tap.c tests/tap.h tests/util.h
 
 include tests/config/local.mk
 include tests/clockctl/local.mk

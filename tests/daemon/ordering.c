@@ -19,6 +19,7 @@
 
 #include <clockd/clockd.h>
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define READS_PER_THREAD 2000000
 
@@ -45,11 +46,8 @@ static void *reader(void *arg)
 {
 	struct counts *c = arg;
 	int64_t own = INT64_MIN;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	tu_pin(c->cpu);
 	for (int i = 0; i < READS_PER_THREAD; i++) {
 		int64_t seen = __atomic_load_n(&c->sh->latest, __ATOMIC_ACQUIRE);
 		bool ok;

@@ -9,6 +9,7 @@
 
 #include "shared/tickmath.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define SPAN (1ull << 33)   /* simulated ticks: far past the 32-bit wrap */
 #define RANDOM_KS 4000      /* pseudo-random k per HZ */
@@ -19,13 +20,9 @@ static const uint32_t hzs[] = { 1, 24, 100, 250, 1000, 1024, 1200, 100000 };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-/* xorshift64*: reproducible, independent of libc. */
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return tu_rng(&rng_state);
 }
 
 static uint64_t ref_offset(uint64_t k, uint32_t hz)

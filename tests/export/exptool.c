@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "tests/util.h"
 
 struct shm_time {
 	int mode;
@@ -113,10 +114,7 @@ static int cmd_hold(char **argv)
 
 static int64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return tu_mono_ns();
 }
 
 /* One consistent copy as chronyd takes it: valid, and count unchanged

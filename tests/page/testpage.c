@@ -134,28 +134,3 @@ void tp_destroy(struct test_page *tp)
 	rmdir(tp->dir);
 }
 
-bool tp_pin(int cpu)
-{
-	cpu_set_t set;
-	int r;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (r != 0)
-		errno = r;
-	return r == 0;
-}
-
-int tp_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 0;
-	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	return n;
-}

@@ -52,9 +52,4 @@ const char *tp_diff(const struct clockd_page_data *a, const struct clockd_page_d
 #define TP_MONO_OFFSET_SEC INT64_C(100000)
 void tp_fill_clock(struct clockd_page_data *d);
 
-/* Pin the calling thread to @cpu; false (errno set) if it cannot be. */
-bool tp_pin(int cpu);
-/* The CPUs this process may run on, at most @max, into @cpus; the count. */
-int tp_cpus(int *cpus, int max);
-
 #endif

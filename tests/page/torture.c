@@ -26,6 +26,7 @@
 #include "shared/latch.h"
 #include "shared/tickmath.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 #include "testpage.h"
 
 #define DEFAULT_READS 1e7
@@ -57,7 +58,7 @@ static double now_s(void)
 
 static void pin(int cpu, const char *who)
 {
-	if (!tp_pin(cpu))
+	if (!tu_pin(cpu))
 		tap_diag("%s: cannot pin to CPU %d (%s); running unpinned", who, cpu, strerror(errno));
 }
 
@@ -278,7 +279,7 @@ static void remove_page(void)
 int main(void)
 {
 	int cpus[MAX_READERS];
-	int ncpus = tp_cpus(cpus, MAX_READERS);
+	int ncpus = tu_cpus(cpus, MAX_READERS);
 	uint64_t reads = reads_wanted();
 	struct clockd_page_data d;
 

@@ -29,6 +29,7 @@
 
 #include "shared/ctlproto.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define NROUNDTRIP 10000
 #define NRANDOM 1000000
@@ -102,10 +103,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1du;
+	return tu_rng(&rng_state);
 }
 
 static uint64_t rnd_below(uint64_t n)

@@ -41,6 +41,7 @@
 #include <clockd/clockd.h>
 #include "tests/libtimers/daemon.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define READERS 8
 #define TIMER_READERS 2
@@ -77,11 +78,6 @@ struct reader {
 
 static struct reader rd[READERS];
 static uint64_t fired, early, unchecked;
-
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
 
 static void on_timer(struct clockd_timer *t, void *arg)
 {
@@ -213,7 +209,7 @@ static void *reader_main(void *arg)
 			}
 			if (ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 				r->torn++;
-			v[i] = ts_ns(&ts);
+			v[i] = tu_ts_ns(&ts);
 		}
 		errno = 0;
 		j = i < N ? 0 : clockd_get_jiffies_64();
@@ -265,7 +261,7 @@ static int fallback_child(void)
 		if (clockd_clock_gettime(ids[i][0], &v) != 0)
 			return 3;
 		clock_gettime(ids[i][1], &b);
-		if (ts_ns(&v) < ts_ns(&a) || ts_ns(&v) > ts_ns(&b))
+		if (tu_ts_ns(&v) < tu_ts_ns(&a) || tu_ts_ns(&v) > tu_ts_ns(&b))
 			return 4;
 	}
 	return 0;

@@ -43,6 +43,7 @@
 #include "shared/timerrec.h"
 #include "tests/ctlraw.h"
 #include "tests/stress/failalloc.h"
+#include "tests/util.h"
 
 #define BASE_TIMERS 1023u  /* TB_CHUNK_SLOTS - 1 */
 #define EXTRA 100u
@@ -51,10 +52,7 @@
 
 static int64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return tu_mono_ns();
 }
 
 static void nap(void)
@@ -115,13 +113,9 @@ static void count(struct clockd_timer *t, void *arg)
 /* The lowest CPU we may run on: all timers go to one base. */
 static unsigned first_cpu(void)
 {
-	cpu_set_t set;
+	int cpu;
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (unsigned i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &set))
-				return i;
-	return 0;
+	return tu_cpus(&cpu, 1) == 1 ? (unsigned)cpu : 0;
 }
 
 static int arm(struct clockd_timer *t, unsigned *counter, uint64_t expires)

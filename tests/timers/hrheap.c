@@ -17,6 +17,7 @@
 
 #include "clockd/timers/hrheap.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define POOL 1000
 #define OPS 200000
@@ -42,10 +43,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1du;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return tu_rng(&rng_state);
 }
 
 /* Narrow (many equal) or wide deadlines, half and half. */

@@ -24,6 +24,7 @@
 
 #include "clockd/timers/wheel.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 #define NTIMERS 1000000
 #define NGROUPS 1000 /* shared deadlines */
@@ -55,13 +56,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rnd(void)
 {
-	uint64_t x = rng_state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545f4914f6cdd1du;
+	return tu_rng(&rng_state);
 }
 
 /* A delta with a uniformly chosen bit length up to @maxbits: every level

@@ -52,6 +52,7 @@
 #include <clockd/page.h>
 
 #include "guest.h"
+#include "tests/util.h"
 
 /* The bound for the rate of jiffies over 5 s. */
 #define RATE_TOLERANCE 0.01
@@ -76,10 +77,7 @@
 
 static int64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	return tu_mono_ns();
 }
 
 static int64_t clockd_ns(void)

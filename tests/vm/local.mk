@@ -6,7 +6,7 @@
 # built for check-hw only, with the project's warnings but without the
 # user's CFLAGS/LDFLAGS (a sanitizer build cannot link -static).
 VM_GUEST = tests/vm/hpet-check tests/vm/rtc-check
-VM_GUEST_CFLAGS = $(AM_CPPFLAGS) $(WARN_CFLAGS) -O2 -g
+VM_GUEST_CFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(WARN_CFLAGS) -O2 -g
 
 tests/vm/hpet-check tests/vm/rtc-check: tests/vm/guest.h tests/vm/irqrate.h
 tests/vm/hpet-check: tests/vm/hpet-check.c
@@ -33,7 +33,7 @@ endif
 # clockd-check reads the page through the freshly built libclockd.so (the
 # guest gets it with clockctl's libraries).
 VM_GUEST += tests/vm/clockd-check
-tests/vm/clockd-check: tests/vm/clockd-check.c tests/vm/guest.h src/libclockd/libclockd.la
+tests/vm/clockd-check: tests/vm/clockd-check.c tests/vm/guest.h tests/util.h src/libclockd/libclockd.la
 	$(AM_V_CCLD)$(MKDIR_P) tests/vm && \
 	$(CC) $(VM_GUEST_CFLAGS) -o $@ $(srcdir)/tests/vm/clockd-check.c \
 		-Lsrc/libclockd/.libs -lclockd -lm
