@@ -746,7 +746,10 @@ static void sched_of_caller(pthread_attr_t *attr)
 	struct sched_param sp = { .sched_priority = 0 };
 	int policy;
 
-	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR)) {
+	/* The kernel's word, not pthread_getschedparam(): glibc caches a
+	 * thread's policy and misses a sched_setscheduler() since. */
+	policy = sched_getscheduler(0);
+	if (policy < 0 || sched_getparam(0, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR)) {
 		policy = SCHED_OTHER;
 		sp.sched_priority = 0;
 	}
@@ -787,6 +790,12 @@ int lib_conn_serve(struct lib_conn *c, int k)
 		 * since it got it): SCHED_OTHER rather than no delivery. */
 		pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 		pthread_attr_setschedparam(&attr, &(struct sched_param){ .sched_priority = 0 });
+		err = pthread_create(&th, &attr, deliver_thread, a);
+	}
+	if (err == EPERM) {
+		/* Not even SCHED_OTHER: an unprivileged SCHED_IDLE caller may
+		 * not leave SCHED_IDLE (RLIMIT_NICE). The caller's policy. */
+		pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
 		err = pthread_create(&th, &attr, deliver_thread, a);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

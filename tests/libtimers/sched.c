@@ -10,7 +10,10 @@
  *    two CPUs; skipped otherwise), and a later SCHED_OTHER arm on that
  *    CPU does not change it;
  *  - a SCHED_IDLE process (a policy a thread cannot be created with
- *    explicitly) arms the first timer: its callback runs SCHED_OTHER.
+ *    explicitly) arms the first timer: its callback runs SCHED_OTHER, or,
+ *    where the process may not leave SCHED_IDLE (unprivileged, with an
+ *    RLIMIT_NICE below 20), SCHED_IDLE: the caller's own policy, rather
+ *    than no callback.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,7 +39,10 @@ static void record(struct clockd_timer *t, void *arg)
 	struct sched_param sp;
 
 	(void)t;
-	pthread_getschedparam(pthread_self(), &s->policy, &sp);
+	/* The kernel's word: glibc's pthread_getschedparam() would give the
+	 * policy it cached, which an inherited one need not be. */
+	s->policy = sched_getscheduler(0);
+	sched_getparam(0, &sp);
 	s->prio = sp.sched_priority;
 	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
 }
@@ -69,9 +75,33 @@ static void *fifo_main(void *arg)
 	return NULL;
 }
 
+/* Whether a SCHED_IDLE thread may create a SCHED_OTHER one. */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static bool idle_may_leave(void)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int err;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &(struct sched_param){ .sched_priority = 0 });
+	err = pthread_create(&th, &attr, nothing, NULL);
+	pthread_attr_destroy(&attr);
+	if (err == 0)
+		pthread_join(th, NULL);
+	return err == 0;
+}
+
 /* In a child (its own connection), SCHED_IDLE: the exit status is 0 if
- * the callback ran SCHED_OTHER, 1 if under another policy, 2 if it did
- * not run, 3 if SCHED_IDLE could not be set. */
+ * the callback ran SCHED_OTHER, 4 if it ran SCHED_IDLE where the child may
+ * not leave it, 1 if under another policy, 2 if it did not run, 3 if
+ * SCHED_IDLE could not be set. */
 static int idle_child(unsigned cpu)
 {
 	struct sched_param sp = { .sched_priority = 0 };
@@ -82,10 +112,15 @@ static int idle_child(unsigned cpu)
 	if (pid < 0)
 		tap_bail("fork: %s", strerror(errno));
 	if (pid == 0) {
+		bool may_leave;
+
 		if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
 			_exit(3);
+		may_leave = idle_may_leave();
 		if (!fire_on(cpu, &s))
 			_exit(2);
+		if (!may_leave)
+			_exit(s.policy == SCHED_IDLE ? 4 : 1);
 		_exit(s.policy == SCHED_OTHER && s.prio == 0 ? 0 : 1);
 	}
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
@@ -122,7 +157,12 @@ int main(void)
 	       "armed by a SCHED_OTHER thread: the callback on CPU %u runs SCHED_OTHER (policy %d, priority %d)", a,
 	       s.policy, s.prio);
 	r = idle_child(a);
-	tap_ok(r == 0, "armed first by a SCHED_IDLE process: the callback runs SCHED_OTHER (child status %d)", r);
+	if (r == 4)
+		tap_ok(true, "armed first by a SCHED_IDLE process that may not leave SCHED_IDLE (unprivileged, "
+			     "RLIMIT_NICE): the callback runs SCHED_IDLE, its caller's policy");
+	else
+		tap_ok(r == 0, "armed first by a SCHED_IDLE process: the callback runs SCHED_OTHER (child status %d)",
+		       r);
 	if (b == 64) {
 		tap_skip("one CPU only: no second pair for a SCHED_FIFO arm");
 		tap_skip("one CPU only");
