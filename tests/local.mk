@@ -6,7 +6,7 @@ TEST_EXTENSIONS = .sh
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += build-aux/tap-driver.sh tests/tap.sh
+EXTRA_DIST += build-aux/tap-driver.sh tests/tap.sh tests/clockd.sh
 
 # The TSan variant: a build configured with --enable-tsan runs the threaded
 # tests (smaller: TSan is slow); a data race fails them (TSan's exit status

@@ -177,7 +177,7 @@ watcher=$!
 sleep 0.5
 kill -TERM "$watcher"
 watch_gone() { ! kill -0 "$watcher" 2>/dev/null; }
-wait_for "$DEADLINE_S" watch_gone
+poll "$DEADLINE_S" watch_gone
 st=$?
 [ $st -eq 0 ] || kill -KILL "$watcher"
 wait "$watcher"

@@ -8,7 +8,7 @@
 
 page=$tmp/page
 start_daemon -o hz=250 -o jiffies_wrap_after=1
-if ! wait_for "$DEADLINE_S" status_is 0; then
+if ! poll "$DEADLINE_S" status_is 0; then
 	diag "daemon log:" "$(cat "$tmp/daemon.log")"
 	bail "the daemon did not become live within $DEADLINE_S s"
 fi
@@ -61,7 +61,7 @@ check $? "--json jiffies: hz 250, initial_jiffies one second before the wrap"
 wrapped() {
 	"$CLOCKCTL" --page "$page" --json jiffies 2>/dev/null | jq -e '.wraps == 1' >/dev/null
 }
-wait_for "$DEADLINE_S" wrapped
+poll "$DEADLINE_S" wrapped
 ok $? "the 32-bit jiffies wrap (jiffies_64 passes 2^32)"
 run --page "$page" --json jiffies
 [ "$rc" -eq 0 ] && jq -e '.jiffies_32 == .jiffies_64 % 4294967296 and .jiffies_32 < .jiffies_64 and
@@ -91,7 +91,7 @@ for sig in INT TERM; do
 	rm -f "$tmp/watch.out"
 	"$CLOCKCTL" --page "$page" watch -i 0.05 >"$tmp/watch.out" 2>&1 &
 	watch_pid=$!
-	wait_for "$DEADLINE_S" test -s "$tmp/watch.out"
+	poll "$DEADLINE_S" test -s "$tmp/watch.out"
 	kill -"$sig" "$watch_pid"
 	wait "$watch_pid"
 	ok $? "watch (count 0) stops cleanly on SIG$sig, exit 0"
@@ -116,7 +116,7 @@ fi
 
 # --- stale: the daemon is alive but stopped ---
 kill -STOP "$daemon_pid"
-wait_for "$DEADLINE_S" status_is 1
+poll "$DEADLINE_S" status_is 1
 run --page "$page" status
 [ "$rc" -eq 1 ] && grep -Eq '^ *state: stale \(no update for [0-9]+ ms' "$tmp/out" && one_error_line
 check $? "a stopped daemon: status says stale (no update for N ms), exits 1"
@@ -128,7 +128,7 @@ for verb in time jiffies sources tracking timers "watch -n 1" "--json sources" "
 	check $? "a stopped daemon: $verb exits 1 naming the page and 'stale (no update for N ms)'"
 done
 kill -CONT "$daemon_pid"
-wait_for "$DEADLINE_S" status_is 0
+poll "$DEADLINE_S" status_is 0
 ok $? "a continued daemon is live again"
 
 # --- gone: the daemon was killed ---

@@ -6,21 +6,15 @@ set -u
 
 : "${top_srcdir:?run from make check (top_srcdir unset)}"
 : "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
-CLOCKD=$top_builddir/src/clockd/clockd
 DEADLINE_S=10
 . "$top_srcdir/tests/tap.sh"
-
+. "$top_srcdir/tests/clockd.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/clockctl-test.XXXXXX") || bail "mktemp failed"
-daemon_pid=
 
 cleanup() {
-	if [ -n "$daemon_pid" ]; then
-		kill -CONT "$daemon_pid" 2>/dev/null
-		kill -TERM "$daemon_pid" 2>/dev/null
-		wait "$daemon_pid" 2>/dev/null
-	fi
+	[ -z "$daemon_pid" ] || kill -CONT "$daemon_pid" 2>/dev/null
+	stop_daemon TERM
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -51,28 +45,13 @@ one_error_line() {
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^clockctl: ' "$tmp/err"
 }
 
-now_s() {
-	date +%s
-}
-
-# wait_for SECONDS COMMAND...: poll COMMAND until it succeeds.
-wait_for() {
-	limit=$(($(now_s) + $1))
-	shift
-	while ! "$@"; do
-		[ "$(now_s)" -le "$limit" ] || return 1
-		sleep 0.05
-	done
-}
-
 # start_daemon ARGS...: clockd on $tmp/page; logs in $tmp/daemon.log. As
 # root its tick thread runs at SCHED_FIFO (the default), so that make
 # check -j2 cannot starve it into a stale page (see tests/daemon/common.sh).
 start_daemon() {
 	prio=
 	# shellcheck disable=SC2086 # $prio is empty or two words
-	"$CLOCKD" -o page="$tmp/page" $prio "$@" 2>"$tmp/daemon.log" &
-	daemon_pid=$!
+	clockd_start "$tmp/daemon.log" -o page="$tmp/page" $prio "$@"
 }
 
 status_is() { # status_is EXIT-STATUS: `clockctl status` exits with it

@@ -24,23 +24,17 @@
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
 RAW=$top_builddir/tests/ctlsock/rawclient
 DEADLINE_S=10
 
 . "$top_srcdir/tests/tap.sh"
-diag() { sed 's/^/# /'; }
+. "$top_srcdir/tests/clockd.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctlsock.XXXXXX") || { echo "Bail out! mktemp"; exit 99; }
-daemon_pid=
 victim_pid=
 cleanup() {
 	[ -n "$victim_pid" ] && kill -KILL "$victim_pid" 2>/dev/null
-	if [ -n "$daemon_pid" ]; then
-		kill -TERM "$daemon_pid" 2>/dev/null
-		wait "$daemon_pid" 2>/dev/null
-	fi
+	stop_daemon TERM
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -54,28 +48,11 @@ start_daemon() {
 	shift
 	prio= # SCHED_FIFO threads as root: the defaults (tests/daemon/common.sh)
 	# shellcheck disable=SC2086 # $prio is empty or two words
-	"$CLOCKD" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 $prio "$@" \
-		2>"$tmp/$name.log" &
-	daemon_pid=$!
+	clockd_start "$tmp/$name.log" -o page="$tmp/$name.page" -o control_socket="$tmp/$name.ctl" -o hz=250 $prio "$@"
 	export CLOCKD_SHM="$tmp/$name.page" CLOCKD_SOCKET="$tmp/$name.ctl"
-	i=0
-	while [ $i -lt $((DEADLINE_S * 20)) ]; do
-		"$CLOCKCTL" timers >/dev/null 2>&1 && return 0
-		kill -0 "$daemon_pid" 2>/dev/null || break
-		sleep 0.05
-		i=$((i + 1))
-	done
-	echo "Bail out! the daemon did not come up"
-	diag <"$tmp/$name.log"
-	exit 99
-}
-
-stop_daemon() {
-	kill -TERM "$daemon_pid"
-	wait "$daemon_pid"
-	rc=$?
-	daemon_pid=
-	return $rc
+	poll "$DEADLINE_S" eval '"$CLOCKCTL" timers >/dev/null 2>&1' && return 0
+	show_log "$tmp/$name.log"
+	bail "the daemon did not come up"
 }
 
 # raw DESCRIPTION ARGS...: one test from one rawclient run.
@@ -84,7 +61,7 @@ raw() {
 	shift
 	"$RAW" "$@" >"$tmp/raw.out" 2>&1
 	ok $? "$what: $(tail -n 1 "$tmp/raw.out")"
-	sed '$d' "$tmp/raw.out" | diag
+	sed '$d' "$tmp/raw.out" | diag_file
 }
 
 # pending_total: the sum of pending timers over the CPUs (clockctl --json).
@@ -133,10 +110,10 @@ ok $? "a client armed 1000 timers: the daemon has 1000 pending"
 awk -v p="$victim_pid" -v u="$(id -u)" '$1 == p && $2 == u && $3 == 1000 { found = 1 } END { exit !found }' \
 	"$tmp/timers.txt"
 ok $? "clockctl timers shows its pid $victim_pid, uid $(id -u) and 1000 pending"
-diag <"$tmp/timers.txt"
+diag_file <"$tmp/timers.txt"
 "$top_builddir/tests/ctlsock/statsapi" "$victim_pid" 1000 >"$tmp/statsapi.out" 2>&1
 ok $? "libclockd's timer statistics and names (tests/ctlsock/statsapi)"
-diag <"$tmp/statsapi.out"
+diag_file <"$tmp/statsapi.out"
 "$CLOCKCTL" timers --json >"$tmp/timers.json" 2>&1 && python3 -m json.tool "$tmp/timers.json" >/dev/null
 ok $? "clockctl timers --json parses with python3 -m json.tool"
 python3 -c '
@@ -173,7 +150,7 @@ ok $? "the daemon with tight quotas stops cleanly"
 refused() {
 	"$CLOCKD" -o page="$tmp/$1.page" -o control_socket="$2" 2>"$tmp/$1.log"
 	rc=$?
-	grep control_socket "$tmp/$1.log" | diag
+	grep control_socket "$tmp/$1.log" | diag_file
 	[ $rc -eq 1 ] && grep -q "control socket $2: cannot serve it" "$tmp/$1.log"
 }
 : >"$tmp/file.ctl"
@@ -221,7 +198,7 @@ if command -v taskset >/dev/null 2>&1; then
 	rc=$?
 	[ $rc -ne 0 ] && grep -q "timer_cpus: CPU $out outside the daemon's CPU affinity" "$tmp/f.log"
 	ok $? "timer_cpus naming CPU $out outside the affinity (taskset -c 0): start error naming it"
-	diag <"$tmp/f.log"
+	diag_file <"$tmp/f.log"
 else
 	skip "taskset is not available"
 fi

@@ -15,15 +15,6 @@ preload=$top_builddir/tests/daemon/.libs/trap-preload.so
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export CLOCKD_TEST_STALL="$T/stall"
 
-# poll SECONDS COMMAND...: until COMMAND succeeds (0) or time runs out (1)
-poll() {
-	limit=$(($1 * 10)); shift
-	i=0
-	until "$@"; do
-		i=$((i + 1)); [ $i -lt $limit ] || return 1
-		sleep 0.1
-	done
-}
 all_stale() { "$PROBE" reads >/dev/null; [ $? -eq 3 ]; }
 all_good() { "$PROBE" reads >/dev/null; }
 state_is() { [ "$("$PROBE" state)" = "$1" ]; }

@@ -29,7 +29,6 @@ sym=$top_srcdir/src/libclockd/libclockd.sym
 header=$top_srcdir/include/clockd/clockd.h
 
 . "$top_srcdir/tests/tap.sh"
-diag() { sed 's/^/# /'; }
 # check DESCRIPTION COMMAND...: one test, passing when COMMAND succeeds.
 check() {
 	what=$1
@@ -115,7 +114,7 @@ while IFS='	' read -r key def line; do
 		pass "clockd.conf.5 documents $key: $line"
 	else
 		fail "clockd.conf.5 documents $key once, starting \"$line\""
-		echo "found $count entries; first line: \"$got\"" | diag
+		echo "found $count entries; first line: \"$got\"" | diag_file
 	fi
 done <"$tmp/table"
 extra=$(comm -13 "$tmp/keys" "$tmp/man-keys" | tr '\n' ' ')
@@ -141,7 +140,7 @@ if [ $? -eq 0 ] && cmp -s "$tmp/defaults" "$tmp/as-shipped"; then
 	pass "conf/clockd.conf as shipped is valid and gives the defaults"
 else
 	fail "conf/clockd.conf as shipped is valid and gives the defaults"
-	diag <"$tmp/err"
+	diag_file <"$tmp/err"
 fi
 sed 's/^#\([a-z0-9_][a-z0-9_]* *=\)/\1/' "$shipped" >"$tmp/uncommented.conf"
 set_lines=$(grep -c '^[a-z0-9_]' "$tmp/uncommented.conf")
@@ -151,8 +150,8 @@ if [ $? -eq 0 ] && cmp -s "$tmp/defaults" "$tmp/uncommented"; then
 	pass "conf/clockd.conf uncommented passes --check-config and gives the defaults"
 else
 	fail "conf/clockd.conf uncommented passes --check-config and gives the defaults"
-	diag <"$tmp/err"
-	diff "$tmp/defaults" "$tmp/uncommented" | diag
+	diag_file <"$tmp/err"
+	diff "$tmp/defaults" "$tmp/uncommented" | diag_file
 fi
 
 # --- clockd.8: the options ---------------------------------------------------
@@ -274,7 +273,7 @@ elif (cd "$tmp" && "$libtool" --quiet --mode=link $cc $build_cflags -std=gnu11 -
 	example_built=yes
 else
 	fail "the example of libclockd.3 compiles with -Wall -Wextra -Werror"
-	diag <"$tmp/cc.log"
+	diag_file <"$tmp/cc.log"
 fi
 run_example() {
 	"$libtool" --mode=execute "$tmp/example" >"$tmp/out" 2>"$tmp/err"
@@ -286,7 +285,7 @@ if [ $example_built = yes ]; then
 		pass "the example reports ENOENT and exits 1 without a daemon"
 	else
 		fail "the example reports ENOENT and exits 1 without a daemon (exit $rc)"
-		diag <"$tmp/err"
+		diag_file <"$tmp/err"
 	fi
 	CLOCKD_SHM=$tmp/none CLOCKD_FALLBACK=kernel run_example
 	rc=$?
@@ -294,8 +293,8 @@ if [ $example_built = yes ]; then
 		pass "with CLOCKD_FALLBACK=kernel the example times with the kernel clock"
 	else
 		fail "with CLOCKD_FALLBACK=kernel the example times with the kernel clock (exit $rc)"
-		diag <"$tmp/out"
-		diag <"$tmp/err"
+		diag_file <"$tmp/out"
+		diag_file <"$tmp/err"
 	fi
 	"$clockd" -o page="$tmp/page" -o hz=250 2>"$tmp/daemon.log" &
 	daemon_pid=$!
@@ -312,9 +311,9 @@ if [ $example_built = yes ]; then
 		pass "against a daemon at hz=250 the example prints its jiffies and HZ"
 	else
 		fail "against a daemon at hz=250 the example prints its jiffies and HZ"
-		diag <"$tmp/out"
-		diag <"$tmp/err"
-		diag <"$tmp/daemon.log"
+		diag_file <"$tmp/out"
+		diag_file <"$tmp/err"
+		diag_file <"$tmp/daemon.log"
 	fi
 	kill "$daemon_pid" 2>/dev/null
 	wait "$daemon_pid" 2>/dev/null
@@ -348,7 +347,7 @@ for page in "$top_builddir"/man/*.[1-8]; do
 		pass "$name renders without warnings ($tool)"
 	else
 		fail "$name renders without warnings ($tool)"
-		diag <"$tmp/render"
+		diag_file <"$tmp/render"
 	fi
 done
 

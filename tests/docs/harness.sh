@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # One TAP harness: no shell test or test library defines ok(), pass(),
-# fail(), skip() or finish() of its own; tests/tap.sh does. tests/vm is
+# fail(), skip() or finish() of its own; tests/tap.sh does. Nor poll() or
+# wait_for(): tests/clockd.sh polls, and starts and stops the daemons. tests/vm is
 # exempt: its scripts run inside the qemu guest (busybox, unnumbered lines)
 # or boot it (run.sh numbers the guest's lines as they arrive).
 # TAP; $top_srcdir comes from the test harness.
@@ -10,10 +11,10 @@ set -u
 . "$top_srcdir/tests/tap.sh"
 cd "$top_srcdir" || bail "cannot enter $top_srcdir"
 
-defs=$(find tests bench -name '*.sh' ! -path tests/tap.sh ! -path 'tests/vm/*' \
-	-exec grep -nHE '^[[:space:]]*(ok|not_ok|pass|fail|skip|skip_all|bail|finish|done_testing)[[:space:]]*\(\)' {} +)
+defs=$(find tests bench -name '*.sh' ! -path tests/tap.sh ! -path tests/clockd.sh ! -path 'tests/vm/*' \
+	-exec grep -nHE '^[[:space:]]*(ok|not_ok|pass|fail|skip|skip_all|bail|finish|done_testing|diag|diag_file|poll|wait_for|show_log|stop_daemon)[[:space:]]*\(\)' {} +)
 [ -z "$defs" ]
-ok $? "no shell test defines its own TAP functions" "$defs"
+ok $? "no shell test defines its own TAP, polling or daemon-stopping functions" "$defs"
 
 # Every shell test of make check reaches tests/tap.sh: it sources it, or a
 # library that does (transitively).

@@ -40,16 +40,6 @@ free_unit() {
 	return 1
 }
 
-# poll SECONDS COMMAND...: until COMMAND succeeds (0) or time runs out (1)
-poll() {
-	limit=$(($1 * 10)); shift
-	i=0
-	until "$@"; do
-		i=$((i + 1)); [ $i -lt $limit ] || return 1
-		sleep 0.1
-	done
-}
-
 # clockd_fails LOG PATTERN ARGS...: clockd with ARGS exits 1 (without
 # going live) and LOG has PATTERN.
 clockd_fails() {

@@ -18,12 +18,12 @@ systemd-socket-activate -l "$sock" --seqpacket -E CLOCKD_SHM="$tmp/page" \
 	"$CLOCKD" -o page="$tmp/page" -o control_socket="$sock" 2>"$tmp/a.log" &
 apid=$!
 pids="$pids $apid"
-wait_for "the socket" test -S "$sock" || bail "systemd-socket-activate made no socket at $sock"
+poll "$DEADLINE_S" test -S "$sock" || bail "systemd-socket-activate made no socket at $sock"
 
 # The first connection starts clockd; its request waits in the socket's
 # queue until clockd serves it, or times out: either way, poll after it.
 "$CLOCKCTL" timers --socket "$sock" >/dev/null 2>&1
-wait_for "the page" page_live
+poll "$DEADLINE_S" page_live
 ok $? "the first connection started clockd, its page is live"
 "$CLOCKCTL" timers --socket "$sock" >"$tmp/timers" 2>"$tmp/err"
 rc=$?

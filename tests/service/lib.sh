@@ -5,12 +5,11 @@ set -u
 
 : "${top_srcdir:?run from make check (top_srcdir unset)}"
 : "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
 LISTEN=$top_builddir/tests/service/notify-listen
 DEADLINE_S=10
 
 . "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/clockd.sh"
 
 for f in "$CLOCKD" "$CLOCKCTL" "$LISTEN"; do
 	[ -x "$f" ] || bail "$f is not built"
@@ -32,19 +31,6 @@ trap 'exit 1' HUP INT TERM
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID LISTEN_FDS LISTEN_PID LISTEN_FDNAMES JOURNAL_STREAM \
 	CLOCKD_FALLBACK CLOCKD_SOCKET
 export CLOCKD_SHM="$tmp/page"
-
-# wait_for DESCRIPTION COMMAND...: poll COMMAND every 0.1 s until it
-# succeeds (0) or DEADLINE_S pass (1).
-wait_for() {
-	shift
-	tries=0
-	while ! "$@" 2>/dev/null; do
-		tries=$((tries + 1))
-		[ $tries -ge $((DEADLINE_S * 10)) ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
 
 page_live() { "$CLOCKCTL" status >/dev/null 2>&1; }
 # has FILE PATTERN: FILE has a line matching the extended regex

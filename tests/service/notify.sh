@@ -24,7 +24,7 @@ start() {
 	shift
 	"$LISTEN" "$tmp/$name.sock" 60 "$tmp/control" >"$tmp/$name.msgs" &
 	pids="$pids $!"
-	wait_for "listener" has "$tmp/$name.msgs" ' listening$' || bail "notify-listen did not start"
+	poll "$DEADLINE_S" has "$tmp/$name.msgs" ' listening$' || bail "notify-listen did not start"
 	NOTIFY_SOCKET=$tmp/$name.sock WATCHDOG_USEC=1000000 "$CLOCKD" -o page="$tmp/page" "$@" \
 		2>"$tmp/$name.log" &
 	dpid=$!
@@ -56,7 +56,7 @@ stop() { # stop: SIGTERM the daemon, wait for it; its exit status in $drc
 # --- 1: a tick that stalls for 3 s and recovers (source posix) --------------
 start a -o source=posix -o tick=sim -o "sim_script=3s stall 3s"
 m=$tmp/a.msgs
-wait_for "ready" has "$m" ' READY=1$' || { diag_file "$tmp/a.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
+poll "$DEADLINE_S" has "$m" ' READY=1$' || { diag_file "$tmp/a.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
 has "$m" ' CHECK page live socket ok$'
 ok $? "at READY=1 the page is live and the control socket answers"
 [ "$(count "$m" '^listening$' '' READY=1)" -eq 1 ]
@@ -64,8 +64,8 @@ ok $? "READY=1 comes once at start"
 awk '$2 == "READY=1" { exit } $2 ~ /^STATUS=/ { s = $0 } END { exit !(s ~ /STATUS=live: source posix, tick sim, HZ 1000$/) }' "$m"
 ok $? "the STATUS= before READY=1 names the state, source, tick device and HZ"
 
-wait_for "the stall" has "$m" ' STATUS=tick stalled:' || diag_file "$tmp/a.log"
-DEADLINE_S=15 wait_for "the recovery" sh -c "awk '/STATUS=tick stalled/ { s = 1 } s && /WATCHDOG=1/ { f = 1 } END { exit !f }' '$m'"
+poll "$DEADLINE_S" has "$m" ' STATUS=tick stalled:' || diag_file "$tmp/a.log"
+DEADLINE_S=15 poll "$DEADLINE_S" sh -c "awk '/STATUS=tick stalled/ { s = 1 } s && /WATCHDOG=1/ { f = 1 } END { exit !f }' '$m'"
 n_before=$(count "$m" '^READY=1$' '^STATUS=tick stalled' WATCHDOG=1)
 span=$(($(ms "$m" '^STATUS=tick stalled') - $(ms "$m" '^READY=1$')))
 # At 0.5 s intervals a 3 s span holds about 6; a ping per check (every
@@ -79,7 +79,7 @@ awk '/STATUS=tick stalled/ { s = 1 } s && /STATUS=live/ { l = 1 } l && /WATCHDOG
 ok $? "WATCHDOG=1 resumes once the tick is live again"
 
 kill -HUP "$dpid"
-wait_for "reload" sh -c "awk '/RELOADING=1/ { r = 1 } r && /READY=1/ { f = 1 } END { exit !f }' '$m'"
+poll "$DEADLINE_S" sh -c "awk '/RELOADING=1/ { r = 1 } r && /READY=1/ { f = 1 } END { exit !f }' '$m'"
 awk '/ RELOADING=1$/ { r = NR } r && / MONOTONIC_USEC=[0-9]+$/ && !u { u = NR } u && / READY=1$/ && !d { d = NR }
 	END { exit !(r && u > r && d > u) }' "$m"
 ok $? "SIGHUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1"
@@ -92,8 +92,8 @@ ok $? "SIGTERM: STOPPING=1 and exit 0 (exit $drc)"
 rm -f "$tmp/page"
 start b -o source=sim -o tick=sim -o "sim_script=2s stall 5s"
 m=$tmp/b.msgs
-wait_for "ready" has "$m" ' READY=1$' || { diag_file "$tmp/b.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
-wait_for "the stall" has "$m" ' STATUS=tick stalled:'
+poll "$DEADLINE_S" has "$m" ' READY=1$' || { diag_file "$tmp/b.log"; bail "no READY=1 within ${DEADLINE_S} s"; }
+poll "$DEADLINE_S" has "$m" ' STATUS=tick stalled:'
 ok $? "the stalled sim tick is reported (STATUS=tick stalled)"
 # Watch the stall for 2 s: the observation window, not a readiness wait.
 sleep 2

@@ -39,7 +39,7 @@ run() {
 	"$CLOCKD" -o page="$tmp/page" "$@" 2>"$tmp/$name.log" &
 	dpid=$!
 	pids="$pids $dpid"
-	wait_for "live" page_live || { diag_file "$tmp/$name.log"; bail "clockd $* did not go live"; }
+	poll "$DEADLINE_S" page_live || { diag_file "$tmp/$name.log"; bail "clockd $* did not go live"; }
 }
 stop() { kill -TERM "$dpid"; wait "$dpid"; drc=$?; }
 
@@ -125,7 +125,7 @@ CLOCKD_SHM=$tmp/nb/page CLOCKD_SOCKET=$tmp/nb/control prlimit --rtprio=0 setpriv
 	--regid="$nobody_gid" --clear-groups "$CLOCKD" -o page="$tmp/nb/page" -o tick_priority=3 2>"$tmp/e.log" &
 dpid=$!
 pids="$pids $dpid"
-wait_for "live as nobody" env CLOCKD_SHM="$tmp/nb/page" "$CLOCKCTL" status >/dev/null 2>&1 ||
+poll "$DEADLINE_S" env CLOCKD_SHM="$tmp/nb/page" "$CLOCKCTL" status >/dev/null 2>&1 ||
 	{ diag_file "$tmp/e.log"; bail "clockd as nobody did not go live"; }
 [ "$(sched_of clockd-tick)" = "0 0" ] && all_sched clockd-tb/ "0 0"
 ok $? "without CAP_SYS_NICE: the tick thread ($(sched_of clockd-tick)) and the timer threads ($(sched_of clockd-tb/0)) run SCHED_OTHER"

@@ -15,7 +15,7 @@ printf 'hz = 500\nlog_level = info\n' >"$conf"
 "$CLOCKD" -c "$conf" -o page="$tmp/page" 2>"$log" &
 dpid=$!
 pids="$pids $dpid"
-wait_for "live" page_live || { diag_file "$log"; bail "clockd did not go live"; }
+poll "$DEADLINE_S" page_live || { diag_file "$log"; bail "clockd did not go live"; }
 
 # hz_now: the HZ the page publishes.
 hz_now() { "$CLOCKCTL" --json status 2>/dev/null | sed -n 's/.*"hz": *\([0-9]*\).*/\1/p'; }
@@ -31,14 +31,14 @@ no_such_key = 1
 stall_ticks = 1
 CONF
 kill -HUP "$dpid"
-wait_for "the rejection" has "$log" 'reload: configuration rejected'
+poll "$DEADLINE_S" has "$log" 'reload: configuration rejected'
 ok $? "SIGHUP with a broken file: the reload is rejected"
 has "$log" "$conf:3: no_such_key: unknown key" && has "$log" "$conf:4: stall_ticks: 1 is out of range"
 ok $? "each fault is logged as FILE:LINE: KEY: why"
 ! has "$log" 'log_level is now|takes effect at the next restart'
 ok $? "nothing of the broken file was applied (its valid log_level line neither)"
 j1=$(jiffies_now)
-wait_for "jiffies advance" sh -c "[ \"\$(\"$CLOCKCTL\" --json jiffies 2>/dev/null | sed -n 's/.*\"jiffies_64\": *\([0-9]*\).*/\1/p')\" -gt ${j1:-0} ]"
+poll "$DEADLINE_S" sh -c "[ \"\$(\"$CLOCKCTL\" --json jiffies 2>/dev/null | sed -n 's/.*\"jiffies_64\": *\([0-9]*\).*/\1/p')\" -gt ${j1:-0} ]"
 ok $? "the daemon keeps serving: the page is live and jiffies advance"
 [ "$(hz_now)" = 500 ] && kill -0 "$dpid"
 ok $? "with its old values (hz $(hz_now))"
@@ -49,7 +49,7 @@ printf 'hz = 250\nlog_level = debug\n' >"$conf"
 rc=$?
 [ $rc -eq 0 ] && grep -q "pid $dpid" "$tmp/out"
 ok $? "clockctl reload signals the daemon (exit $rc): $(cat "$tmp/out")"
-wait_for "the reload" has "$log" 'reload: log_level is now debug'
+poll "$DEADLINE_S" has "$log" 'reload: log_level is now debug'
 ok $? "a good file: log_level applies at once"
 has "$log" 'reload: hz changed; it takes effect at the next restart' && [ "$(hz_now)" = 500 ]
 ok $? "hz is named as needing a restart, and the daemon keeps 500 until then"

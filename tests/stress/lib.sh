@@ -4,10 +4,9 @@
 # and the holders ($hold, $hold2) still running, the skip for tests that
 # need root and a user nobody, and waiting for a daemon to serve.
 : "${top_builddir:?run from make check (top_builddir unset)}"
-CLOCKD=$top_builddir/src/clockd/clockd
-CLOCKCTL=$top_builddir/src/clockctl/clockctl
 HOLD=$top_builddir/tests/stress/holdconn
 . "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/clockd.sh"
 pid= hold= hold2=
 
 # need_root_and_nobody WHY: skip the whole test (TAP plan 1..0) unless run
@@ -39,18 +38,13 @@ cleanup() {
 	rm -rf "$T"
 }
 
-live() { "$CLOCKCTL" status 2>/dev/null | grep -q 'state: live'; }
+live() { clockd_live "$CLOCKD_SHM"; }
 
 # serving: until the daemon's page is live and its control socket is there
 # (10 s); true if so, else its log ($T/log) is shown.
 serving() {
-	i=0
-	while ! { live && [ -S "$CLOCKD_SOCKET" ]; } && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	live && [ -S "$CLOCKD_SOCKET" ] && return 0
-	sed 's/^/# clockd: /' "$T/log"
+	poll 10 clockd_serving "$CLOCKD_SHM" "$CLOCKD_SOCKET" && return 0
+	show_log "$T/log"
 	return 1
 }
 
@@ -61,8 +55,8 @@ serving() {
 start_clockd() {
 	prio=
 	# shellcheck disable=SC2086 # $prio is empty or two words
-	"$CLOCKD" -o page="$T/page" $prio 2>"$T/log" &
-	pid=$!
+	clockd_start "$T/log" -o page="$T/page" $prio
+	pid=$daemon_pid
 	if ! serving; then
 		fail "clockd starts"
 		finish

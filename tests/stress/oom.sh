@@ -32,15 +32,6 @@ CTL=$T/failalloc
 # mode N: set the injector's mode; failed: how many it failed so far
 mode() { "$OOMC" ctl "$CTL" "$1" >/dev/null; }
 failed_allocs() { "$OOMC" ctl "$CTL" | awk '{print $6}'; }
-# poll TENTHS COMMAND...: until COMMAND succeeds, at most TENTHS/10 s
-poll() {
-	limit=$1; shift
-	i=0
-	until "$@"; do
-		i=$((i + 1)); [ $i -lt "$limit" ] || return 1
-		sleep 0.1
-	done
-}
 # the clients and pending timers clockctl timers reports: "CLIENTS PENDING"
 tables() {
 	"$CLOCKCTL" timers 2>/dev/null | awk '
@@ -56,7 +47,7 @@ oom_lines() { grep -c "$OOM_RE" "$T/log"; }
 mode 0
 LD_PRELOAD=$SHIM FAILALLOC_CTL=$CTL "$CLOCKD" -o page="$T/page" -o control_socket="$T/control" 2>"$T/log" &
 pid=$!
-if ! poll 100 eval 'live && "$CLOCKCTL" timers >/dev/null 2>&1'; then
+if ! poll 10 eval 'live && "$CLOCKCTL" timers >/dev/null 2>&1'; then
 	sed 's/^/# clockd: /' "$T/log"
 	ok 1 "clockd starts under failalloc.so"
 	finish
@@ -67,7 +58,7 @@ mkfifo "$T/fifo"
 "$OOMC" hold "$CTL" <"$T/fifo" >"$T/hold" 2>&1 &
 hold=$!
 exec 3>"$T/fifo"
-poll 600 grep -q '^waiting' "$T/hold"
+poll 60 grep -q '^waiting' "$T/hold"
 sed 's/^/# client: /' "$T/hold"
 grep -q '^armed: base pending 1023 of 1023' "$T/hold"
 ok $? "a client holds 1023 timers on one CPU when every allocation starts failing"
@@ -107,7 +98,7 @@ sed -n 's/^after/# client: after/p' "$T/hold"
 ok $? "failures off: the client's 100 arms all fire"
 "$OOMC" once >/dev/null 2>&1
 ok $? "failures off: a new libclockd client is served"
-poll 100 empty
+poll 10 empty
 ok $? "failures off: clockctl timers shows no client and no pending timer ($(tables))"
 sleep 1.5 # the sweep that ends the run of failures in the log
 lines=$(oom_lines)
@@ -138,7 +129,7 @@ for m in 3 7 13; do
 	ok $? "every ${m}th allocation failing, $ROUNDS rounds of connect/HELLO/arm/cancel/disconnect: clockd lives"
 	[ "$lines" -le $(( 2 * kinds * secs )) ]
 	ok $? "its log about it stays bounded ($lines lines for $((after - before)) failures; at most $(( 2 * kinds * secs )))"
-	poll 100 empty
+	poll 10 empty
 	ok $? "then, failures off: no client and no pending timer left ($(tables))"
 	live
 	ok $? "the page stayed live"
