@@ -23,6 +23,8 @@
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
+#define POLLED_HISTORY_MIN 4.0 /* the shortest history of a polled reference */
+#define POLLED_GAIN_PER_SAMPLE 0.25 /* a polled reference's phase gain, at most, per sample */
 #define WALL_MOVED_NS 10000.0  /* a sample's wall offset this far from the one followed: a step */
 
 static void set_synced(struct discipline *d, bool on)
@@ -66,11 +68,23 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 		return;
 	d->pps = ref->drv->pps;
 	d->kernel = ref->drv->kernel;
+	d->window_max = ref->drv->history ? ref->drv->history : DISC_HISTORY;
 	d->slew_gain = ref->drv->slew_gain > 0 ? ref->drv->slew_gain : SLEW_GAIN;
+	/* A polled reference is sampled at most once a tick: at a low HZ its
+	 * gain must stay a fraction of the offset per sample (a gain of 1 a
+	 * sample or more would overshoot). */
+	if (ref->drv->poll_ns) {
+		double period = fmax((double)ref->drv->poll_ns, NS / tk->hz);
+
+		d->slew_gain = fmin(d->slew_gain, POLLED_GAIN_PER_SAMPLE * NS / period);
+		/* ... and its history keeps its span in time (the lag of the
+		 * fit behind a change of rate), down to POLLED_HISTORY_MIN. */
+		d->window_max = (unsigned)fmax(POLLED_HISTORY_MIN,
+					       floor(d->window_max * (double)ref->drv->poll_ns / period));
+	}
 	d->step_ns = (int64_t)p->step_ms * 1000000;
 	d->restep_ns = (int64_t)p->restep_ms * 1000000;
 	d->max_ppb = (int64_t)p->max_ppm * 1000;
-	d->window_max = ref->drv->history ? ref->drv->history : DISC_HISTORY;
 	d->adaptive = true;
 	set_synced(d, false);
 }
@@ -447,7 +461,8 @@ static void lock_update(struct discipline *d, double x)
 	if (s == CLOCKD_DISC_LOCKED || s == CLOCKD_DISC_HOLDOVER)
 		set_state(d, d->bad >= 4 ? CLOCKD_DISC_ACQUIRING : CLOCKD_DISC_LOCKED);
 	else
-		set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+		set_state(d, d->n >= (d->window_max < LOCK_EVENTS ? d->window_max : LOCK_EVENTS) && d->good >= 4 ?
+				     CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
 }
 
 /* What clockctl tracking shows, as of the event at @stamp_ns. */
