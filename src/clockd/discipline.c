@@ -148,6 +148,11 @@ static uint64_t bound(const struct discipline *d, int64_t now_ns)
 		age = 0;
 	b = fabs(d->est_ns + d->phase_ppb * slewed) + BOUND_SDS * d->est_sd +
 	    (BOUND_SDS * d->skew_ppb + HOLDOVER_WANDER_PPB) * age + d->doubt_ns + d->half_ns;
+	/* The kernel's clock has no jitter of its own: the newest sample's
+	 * distance from the line is the clock's error (a change of the
+	 * kernel's rate the fit has not caught up with). */
+	if (d->kernel)
+		b += fabs(d->last_sample_ns - d->est_ns);
 	return (uint64_t)llround(b);
 }
 

@@ -120,7 +120,8 @@ static double pct(const double *v, size_t n, double p)
 int main(int argc, char **argv)
 {
 	double ppm[MAX_CHANGES], at[MAX_CHANGES], *err, *brk, drift = 0;
-	unsigned changes = 0, next = 0, loose = 0, stale = 0;
+	unsigned changes = 0, next = 0, loose = 0, stale = 0, over = 0;
+	struct clockd_tracking tr;
 	int64_t period_ms = 10, start, end, mono0 = 0;
 	size_t n = 0, cap;
 	bool verbose = false;
@@ -189,6 +190,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		err[n] = (double)off;
+		if (clockd_tracking(&tr, sizeof(tr)) == 0 && tr.state == CLOCKD_DISC_LOCKED &&
+		    (double)llabs(off) > (double)tr.error_bound_ns + (double)w / 2)
+			over++;
 		brk[n] = (double)w;
 		if (verbose)
 			printf("%.0f\n", err[n]);
@@ -215,6 +219,7 @@ failed:
 	qsort(brk, n, sizeof(*brk), cmp);
 	printf("# %zu samples, %u dropped for a bracket over %d ns, %u for a stale page\n", n, loose,
 	       BRACKET_MAX_NS, stale);
+	printf("# %u samples locked with |error| over the error bound (plus half the bracket)\n", over);
 	printf("%zu %.0f %.0f %.0f %.0f %.0f\n", n, pct(err, n, 0.5), pct(err, n, 0.99), n ? err[n - 1] : 0, drift,
 	       pct(brk, n, 0.5));
 	return 0;
