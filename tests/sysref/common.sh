@@ -7,6 +7,16 @@ MAX_NS=10000      # |CLOCKD_REALTIME - CLOCK_REALTIME| at every sample
 P99_NS=2000       # ... at the 99th percentile
 DRIFT_NS=10000    # CLOCKD_MONOTONIC against CLOCK_MONOTONIC over the run
 
+# lock_clock: hold the lock of the tests that move the kernel's frequency
+# (slew.sh, chrony.sh, run in parallel by make check) until the test
+# exits, so that none takes another's moved frequency for the one to
+# restore. Skips the test if it cannot be had in 5 minutes.
+lock_clock() {
+	command -v flock >/dev/null || { echo "1..0 # SKIP flock(1) is not installed"; exit 0; }
+	exec 9>"${TMPDIR:-/tmp}/clockd-sysref-adjtimex.lock"
+	flock -w 300 9 || { echo "1..0 # SKIP another test held the clock for 5 minutes"; exit 0; }
+}
+
 # check_follow NAME FILE: the bounds on follow's last line in FILE.
 check_follow() {
 	f=$2

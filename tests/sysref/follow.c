@@ -15,8 +15,9 @@
  *     Prints "# ..." lines, then
  *       "N P50_NS P99_NS MAX_NS MONO_DRIFT_NS BRACKET_P50_NS"
  *     (errors in absolute value). Exit 0 unless a read failed.
- *   follow freq        the kernel's frequency now (adjtimex freq units)
- *   follow setfreq F   set it (a shell's trap restores with it)
+ *   follow freq        the kernel's frequency and tick now ("FREQ,TICK",
+ *                      adjtimex units)
+ *   follow setfreq FREQ,TICK  set both (a shell's trap restores with it)
  */
 #include <errno.h>
 #include <signal.h>
@@ -51,19 +52,29 @@ static int64_t kns(clockid_t id)
 	return ns_of(&ts);
 }
 
-static int freq_get(long *f)
+static int freq_get(long *f, long *tick)
 {
 	struct timex tx = { 0 };
 
 	if (adjtimex(&tx) < 0)
 		return -1;
 	*f = tx.freq;
+	if (tick)
+		*tick = tx.tick;
 	return 0;
 }
 
 static int freq_set(long f)
 {
 	struct timex tx = { .modes = ADJ_FREQUENCY, .freq = f };
+
+	return adjtimex(&tx) < 0 ? -1 : 0;
+}
+
+/* The frequency and the tick length (chronyd moves both). */
+static int freq_tick_set(long f, long tick)
+{
+	struct timex tx = { .modes = ADJ_FREQUENCY | ADJ_TICK, .freq = f, .tick = tick };
 
 	return adjtimex(&tx) < 0 ? -1 : 0;
 }
@@ -128,15 +139,20 @@ int main(int argc, char **argv)
 	int o;
 
 	if (argc == 2 && strcmp(argv[1], "freq") == 0) {
-		long f;
+		long f, tick;
 
-		if (freq_get(&f) < 0)
+		if (freq_get(&f, &tick) < 0)
 			return perror("adjtimex"), 1;
-		printf("%ld\n", f);
+		printf("%ld,%ld\n", f, tick);
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[1], "setfreq") == 0)
-		return freq_set(strtol(argv[2], NULL, 10)) < 0 ? (perror("adjtimex"), 1) : 0;
+	if (argc == 3 && strcmp(argv[1], "setfreq") == 0) {
+		long f, tick;
+
+		if (sscanf(argv[2], "%ld,%ld", &f, &tick) != 2)
+			goto usage;
+		return freq_tick_set(f, tick) < 0 ? (perror("adjtimex"), 1) : 0;
+	}
 	while ((o = getopt(argc, argv, "p:f:v")) != -1) {
 		switch (o) {
 		case 'p':
@@ -156,7 +172,7 @@ int main(int argc, char **argv)
 	}
 	if (optind + 1 != argc || period_ms <= 0)
 		goto usage;
-	if (changes && freq_get(&freq0) < 0)
+	if (changes && freq_get(&freq0, NULL) < 0)
 		return perror("adjtimex"), 1;
 	atexit(restore);
 	signal(SIGINT, on_signal);
@@ -224,6 +240,6 @@ failed:
 	       pct(brk, n, 0.5));
 	return 0;
 usage:
-	fprintf(stderr, "usage: follow [-p MS] [-f PPM@S]... [-v] SECONDS | freq | setfreq F\n");
+	fprintf(stderr, "usage: follow [-p MS] [-f PPM@S]... [-v] SECONDS | freq | setfreq FREQ,TICK\n");
 	return 2;
 }

@@ -11,6 +11,7 @@
 . "$top_srcdir/tests/sysref/common.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "1..0 # SKIP needs root (adjtimex ADJ_FREQUENCY)"; exit 0; }
+lock_clock
 freq0=$("$FOLLOW" freq) || { echo "1..0 # SKIP adjtimex cannot be read here"; exit 0; }
 "$FOLLOW" setfreq "$freq0" 2>/dev/null || { echo "1..0 # SKIP adjtimex ADJ_FREQUENCY not permitted here"; exit 0; }
 restore() {
