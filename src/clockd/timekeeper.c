@@ -116,13 +116,18 @@ static void tk_follow_wall(struct timekeeper *tk)
 	 * nothing of the date, takes the whole seconds of a step of the
 	 * seconds (someone setting the date); a PHC, which gives the date,
 	 * none. */
-	if (tk->wall_follow == TK_WALL_NONE)
-		return;
-	if (tk->wall_follow == TK_WALL_SECONDS) {
-		if (step > -WALL_STEP_REF_NS && step < WALL_STEP_REF_NS)
-			return;
+	if (tk->wall_follow == TK_WALL_SECONDS && (step <= -WALL_STEP_REF_NS || step >= WALL_STEP_REF_NS))
 		step = (step + (step > 0 ? 1 : -1) * (int64_t)NSEC_PER_SEC / 2) / (int64_t)NSEC_PER_SEC *
 		       (int64_t)NSEC_PER_SEC;
+	else if (tk->wall_follow != TK_WALL_ALL)
+		step = 0;
+	if (step == 0) {
+		if (tk->wall_steps++ == 0)
+			log_notice("the system time was stepped by %+lld ns; CLOCKD_REALTIME keeps the "
+				   "reference's phase (further steps are logged at debug level)", (long long)kstep);
+		else
+			log_debug("the system time was stepped by %+lld ns; not followed", (long long)kstep);
+		return;
 	}
 	base_step(tk, &tk->real, step);
 	if (tk->wall_steps++ == 0)
