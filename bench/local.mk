@@ -25,7 +25,7 @@ CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ri
 
 bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers \
 	bench/bench-discipline src/clockd/clockd \
-	src/clockctl/clockctl src/libclockd/libclockd-preload.la tests/stress/flood
+	src/clockctl/clockctl src/libclockd/libclockd-preload.la tests/stress/flood tests/sysref/follow
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'
 .PHONY: bench
 # ndelay/udelay accuracy: clockd_ndelay vs a spin on the kernel's clock.

@@ -89,6 +89,32 @@ echo "== discipline: fixed window vs adaptive history, 300 s of simulated 1 PPS"
 echo "== discipline: the same with the rate changed by 0.5 ppm half way (the history must let go)"
 "$builddir/bench/bench-discipline" 300 10000 20 5 0.5
 
+# The system reference (the daemon above runs on it, the default): how
+# closely CLOCKD_REALTIME follows CLOCK_REALTIME while the kernel is slewed
+# (adjtimex ADJ_FREQUENCY +100 ppm for 3 s, then -100 ppm for 3 s, as
+# chronyd does; the frequency restored after), five runs: |error| p50, p99,
+# max, and each over the width of the bracket a kernel sample is read in
+# (CLOCK_REALTIME, a counter read, CLOCK_REALTIME: the follow tool's own
+# bracket, p50), which is the resolution of any comparison of two clocks.
+# Needs root (adjtimex).
+echo "== system reference: tracking error during +-100 ppm slews of the kernel, 5 runs"
+follow=$builddir/tests/sysref/follow
+# (the lock: tests/sysref/common.sh's, should make check run beside)
+exec 9>"${TMPDIR:-/tmp}/clockd-sysref-adjtimex.lock"
+if flock -w 300 9 && freq0=$("$follow" freq 2>/dev/null) && "$follow" setfreq "$freq0" 2>/dev/null; then
+	r=1
+	while [ $r -le 5 ]; do
+		"$follow" -p 5 -f 100@0.5 -f -100@3.5 -f 0@6.5 7 | tail -1 | awk -v r=$r '{
+			printf "  run %d: %d samples, |error| p50 %d ns, p99 %d ns, max %d ns; bracket p50 %d ns;", r, $1, $2, $3, $4, $6
+			printf " ratios to the bracket p50 %.2f p99 %.2f max %.2f; monotonic drift %d ns\n", $2 / $6, $3 / $6, $4 / $6, $5 }'
+		r=$((r + 1))
+	done
+	"$follow" setfreq "$freq0"
+	flock -u 9
+else
+	echo "  skipped: adjtimex ADJ_FREQUENCY needs root"
+fi
+
 # The shared-memory ring for timer submission and delivery (no daemon
 # needed): records/s between two threads on two CPUs, batches of 1, 16 and
 # 256, without the wake-up path, with it, and with a wake-up every batch;

@@ -34,6 +34,7 @@ include tests/headers/local.mk
 include tests/devices/local.mk
 include tests/devices-hw/local.mk
 include tests/discipline/local.mk
+include tests/sysref/local.mk
 include tests/vm/local.mk
 include tests/export/local.mk
 include tests/timers/local.mk

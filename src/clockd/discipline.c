@@ -23,6 +23,9 @@
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
+#define POLLED_HISTORY_MIN 4.0 /* the shortest history of a polled reference */
+#define POLLED_GAIN_PER_SAMPLE 0.25 /* a polled reference's phase gain, at most, per sample */
+#define WALL_MOVED_NS 10000.0  /* a sample's wall offset this far from the one followed: a step */
 
 static void set_synced(struct discipline *d, bool on)
 {
@@ -58,13 +61,30 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	d->pf = pf;
 	d->ref_name = ref->name;
 	tk->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
+	/* Steps of the kernel's time (timekeeper.h): the reference's phase
+	 * wins over them, but for the kernel's own clock. */
+	tk->wall_follow = !ref->name || ref->drv->kernel ? TK_WALL_ALL : ref->drv->pps ? TK_WALL_SECONDS : TK_WALL_NONE;
 	if (!ref->name)
 		return;
 	d->pps = ref->drv->pps;
+	d->kernel = ref->drv->kernel;
+	d->window_max = ref->drv->history ? ref->drv->history : DISC_HISTORY;
+	d->slew_gain = ref->drv->slew_gain > 0 ? ref->drv->slew_gain : SLEW_GAIN;
+	/* A polled reference is sampled at most once a tick: at a low HZ its
+	 * gain must stay a fraction of the offset per sample (a gain of 1 a
+	 * sample or more would overshoot). */
+	if (ref->drv->poll_ns) {
+		double period = fmax((double)ref->drv->poll_ns, NS / tk->hz);
+
+		d->slew_gain = fmin(d->slew_gain, POLLED_GAIN_PER_SAMPLE * NS / period);
+		/* ... and its history keeps its span in time (the lag of the
+		 * fit behind a change of rate), down to POLLED_HISTORY_MIN. */
+		d->window_max = (unsigned)fmax(POLLED_HISTORY_MIN,
+					       floor(d->window_max * (double)ref->drv->poll_ns / period));
+	}
 	d->step_ns = (int64_t)p->step_ms * 1000000;
 	d->restep_ns = (int64_t)p->restep_ms * 1000000;
 	d->max_ppb = (int64_t)p->max_ppm * 1000;
-	d->window_max = DISC_HISTORY;
 	d->adaptive = true;
 	set_synced(d, false);
 }
@@ -127,14 +147,20 @@ static uint64_t bound(const struct discipline *d, int64_t now_ns)
 	if (age < 0)
 		age = 0;
 	b = fabs(d->est_ns + d->phase_ppb * slewed) + BOUND_SDS * d->est_sd +
-	    (BOUND_SDS * d->skew_ppb + HOLDOVER_WANDER_PPB) * age + d->doubt_ns;
+	    (BOUND_SDS * d->skew_ppb + HOLDOVER_WANDER_PPB) * age + d->doubt_ns + d->half_ns;
+	/* The kernel's clock has no jitter of its own: the newest sample's
+	 * distance from the line is the clock's error (a change of the
+	 * kernel's rate the fit has not caught up with). */
+	if (d->kernel)
+		b += fabs(d->last_sample_ns - d->est_ns);
 	return (uint64_t)llround(b);
 }
 
 /* The measured offset of clockd's realtime to the reference at @ev, ns. */
 static double measure(struct discipline *d, const struct ref_event *ev)
 {
-	int64_t real = tk_real_at(d->tk, ev->stamp_ns);
+	/* A sample at a counter value: clockd's time there, exactly. */
+	int64_t real = ev->counter ? tk_real_at_cycles(d->tk, ev->cycles) : tk_real_at(d->tk, ev->stamp_ns);
 
 	if (!d->pps)
 		return (double)(real - ev->ref_real_ns);
@@ -422,7 +448,7 @@ static void steer(struct discipline *d, const struct disc_fit *fv, double x)
 			  "(%lld): the rate is held at the limit and the clock cannot lock", d->ref_name,
 			  -fv->slope / 1000.0, (long long)d->max_ppb / 1000);
 	}
-	f = -fv->slope - SLEW_GAIN * x;
+	f = -fv->slope - d->slew_gain * x;
 	if (fabs(f) > (double)d->max_ppb)
 		f = f > 0 ? (double)d->max_ppb : -(double)d->max_ppb;
 	d->phase_ppb = f + fv->slope;
@@ -440,7 +466,8 @@ static void lock_update(struct discipline *d, double x)
 	if (s == CLOCKD_DISC_LOCKED || s == CLOCKD_DISC_HOLDOVER)
 		set_state(d, d->bad >= 4 ? CLOCKD_DISC_ACQUIRING : CLOCKD_DISC_LOCKED);
 	else
-		set_state(d, d->n >= LOCK_EVENTS && d->good >= 4 ? CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
+		set_state(d, d->n >= (d->window_max < LOCK_EVENTS ? d->window_max : LOCK_EVENTS) && d->good >= 4 ?
+				     CLOCKD_DISC_LOCKED : CLOCKD_DISC_ACQUIRING);
 }
 
 /* What clockctl tracking shows, as of the event at @stamp_ns. */
@@ -469,6 +496,10 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 
 	if (!d->ref_name)
 		return;
+	/* The kernel's time was stepped and the timekeeper has not followed
+	 * yet (it does at the next update): the sample is not comparable. */
+	if (ev->counter && fabs((double)(ev->wall_ns - d->tk->kernel_wall_ns)) > WALL_MOVED_NS)
+		return;
 	corrections_to(d, ev->stamp_ns);
 	/* An event dropped is an event: the reference is not silent. */
 	d->tk->track.ref_mono_ns = ev->stamp_ns;
@@ -479,6 +510,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 		return;
 	d->last_stamp = ev->stamp_ns;
 	d->last_sample_ns = o;
+	d->half_ns = ev->half_ns;
 	d->events++;
 	d->doubt_ns = 0;
 	d->phase_from = ev->stamp_ns;

@@ -44,7 +44,16 @@
  * holdover) is the offset predicted now (the last estimate less the phase
  * slewed out since) plus 4 standard errors of that estimate, plus 4 skews
  * and 0.1 ppm of wander times the time since the last event, plus, after
- * a dropped outlier, how far off it was: the reference may have moved.
+ * a dropped outlier, how far off it was: the reference may have moved;
+ * plus, for a sampled reference (system), the half-width of the last
+ * sample's bracket.
+ *
+ * The system reference (the kernel's CLOCK_REALTIME, references/system.c)
+ * is near noiseless and sampled every few ms: its driver asks for a short
+ * history (a change of the kernel's rate, a slew starting, is followed in
+ * tens of ms, not seconds) and a faster phase gain. Steps of the kernel's
+ * time are the timekeeper's to follow (tk_follow_wall, at once); a sample
+ * taken across a step it has not followed yet is dropped.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H
@@ -69,6 +78,9 @@ struct discipline {
 	struct pagefile *pf;
 	const char *ref_name;
 	bool pps;                 /* events mark whole seconds */
+	bool kernel;              /* the reference is the kernel's clock (system) */
+	double slew_gain;         /* of the offset slewed out per second */
+	double half_ns;           /* the last event's bracket half-width */
 	int64_t step_ns, restep_ns, max_ppb;
 	bool stepped;             /* the start step is done (or not needed) */
 	/* the fit's history: event time (s since the first), uncorrected offset (ns) */

@@ -137,6 +137,10 @@ static bool tickthread_discipline(struct tickthread *t)
 		discipline_event(t->disc, &ev);
 		any = true;
 	}
+	if (reference_poll(t->ref, t->tk->cs, t->tk->kernel_mono_ns, &ev)) {
+		discipline_event(t->disc, &ev);
+		any = true;
+	}
 	discipline_check(t->disc, fault, t->tk->kernel_mono_ns);
 	devices_reference_fault(t->dv, fault);
 	return any;
@@ -144,8 +148,8 @@ static bool tickthread_discipline(struct tickthread *t)
 
 /*
  * A sample for chronyd/ntpd from the update just made: after each
- * reference event (@event), or once a second of the kernel's
- * CLOCK_MONOTONIC without a reference. Valid while the page has no alarm.
+ * event of a hardware reference (@event), or once a second of the kernel's
+ * CLOCK_MONOTONIC without one. Valid while the page has no alarm.
  */
 static void tickthread_export(struct tickthread *t, bool event)
 {
@@ -154,7 +158,9 @@ static void tickthread_export(struct tickthread *t, bool event)
 
 	if (!t->ex)
 		return;
-	if (t->ref->name ? !event : t->last_export_ns != 0 &&
+	/* A sampled reference (the kernel's clock) has events at hundreds a
+	 * second: once a second as without one. */
+	if (t->ref->name && t->ref->drv->loop ? !event : t->last_export_ns != 0 &&
 	    t->tk->kernel_mono_ns - t->last_export_ns < (int64_t)NSEC_PER_SEC)
 		return;
 	t->last_export_ns = t->tk->kernel_mono_ns;

@@ -104,27 +104,38 @@ static bool kernel_wall_sample(int64_t *wall)
 /* Follow a step of the kernel's realtime (see timekeeper.h). */
 static void tk_follow_wall(struct timekeeper *tk)
 {
-	int64_t wall, step;
+	int64_t wall, step, kstep;
 
 	if (!kernel_wall_sample(&wall))
 		return;
-	step = wall - tk->kernel_wall_ns;
+	step = kstep = wall - tk->kernel_wall_ns;
 	if (step >= -WALL_STEP_NS && step <= WALL_STEP_NS)
 		return;
-	/* A reference keeps realtime's phase: only a step of the seconds
-	 * (someone setting the date) is followed. */
-	if (tk->track.state != CLOCKD_DISC_NONE && step > -WALL_STEP_REF_NS && step < WALL_STEP_REF_NS) {
-		tk->kernel_wall_ns = wall;
+	tk->kernel_wall_ns = wall;
+	/* A hardware reference keeps realtime's phase: a PPS, which says
+	 * nothing of the date, takes the whole seconds of a step of the
+	 * seconds (someone setting the date); a PHC, which gives the date,
+	 * none. */
+	if (tk->wall_follow == TK_WALL_SECONDS && (step <= -WALL_STEP_REF_NS || step >= WALL_STEP_REF_NS))
+		step = (step + (step > 0 ? 1 : -1) * (int64_t)NSEC_PER_SEC / 2) / (int64_t)NSEC_PER_SEC *
+		       (int64_t)NSEC_PER_SEC;
+	else if (tk->wall_follow != TK_WALL_ALL)
+		step = 0;
+	if (step == 0) {
+		if (tk->wall_steps++ == 0)
+			log_notice("the system time was stepped by %+lld ns; CLOCKD_REALTIME keeps the "
+				   "reference's phase (further steps are logged at debug level)", (long long)kstep);
+		else
+			log_debug("the system time was stepped by %+lld ns; not followed", (long long)kstep);
 		return;
 	}
 	base_step(tk, &tk->real, step);
-	tk->kernel_wall_ns = wall;
 	if (tk->wall_steps++ == 0)
-		log_notice("the system time was stepped by %+lld ns; CLOCKD_REALTIME follows "
-			   "(further steps are logged at debug level)", (long long)step);
+		log_notice("the system time was stepped by %+lld ns; CLOCKD_REALTIME follows by %+lld ns "
+			   "(further steps are logged at debug level)", (long long)kstep, (long long)step);
 	else
-		log_debug("the system time was stepped by %+lld ns (step %llu)", (long long)step,
-			  (unsigned long long)tk->wall_steps);
+		log_debug("the system time was stepped by %+lld ns; CLOCKD_REALTIME by %+lld ns (step %llu)",
+			  (long long)kstep, (long long)step, (unsigned long long)tk->wall_steps);
 }
 
 /* The raw mult corrected by the discipline's frequency, in ppb. */
@@ -248,6 +259,18 @@ void tk_set_freq(struct timekeeper *tk, int64_t ppb)
 void tk_step_real(struct timekeeper *tk, int64_t ns)
 {
 	base_step(tk, &tk->real, ns);
+}
+
+int64_t tk_real_at_cycles(const struct timekeeper *tk, uint64_t cycles)
+{
+	uint64_t delta = (cycles - tk->cycle_last) & tk->cs->mask;
+	unsigned __int128 sns;
+
+	/* Behind the last update (a counter read before it): no time. */
+	if (delta > tk->cs->mask >> 1)
+		delta = 0;
+	sns = (unsigned __int128)tk->real.snsec + (unsigned __int128)delta * tk->mult;
+	return tk->real.sec * (int64_t)NSEC_PER_SEC + (int64_t)(sns >> tk->shift);
 }
 
 int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns)

@@ -16,9 +16,13 @@
  * CLOCKD_MONOTONIC that follows the kernel's own wall offset (its
  * CLOCK_REALTIME - CLOCK_MONOTONIC). That offset moves only when the system
  * time is stepped (settimeofday, chronyd's makestep, a hypervisor's wall
- * clock sync; NTP slewing changes both kernel clocks alike), so clockd's
- * realtime takes every step of the system time, and no slew. The discipline
- * issue replaces this with a reference.
+ * clock sync; NTP slewing changes both kernel clocks alike). What a step
+ * does depends on the reference (tk->wall_follow, set by the discipline):
+ * with none or the system reference it is followed at once (the slews are
+ * the system reference's to follow); with a PPS, which only marks the
+ * seconds, the whole seconds of a step of half a second or more are
+ * followed (someone setting the date) and the rest is not (the PPS keeps
+ * the phase); with a PHC, which gives the date as well, none is.
  */
 #ifndef CLOCKD_TIMEKEEPER_H
 #define CLOCKD_TIMEKEEPER_H
@@ -42,6 +46,13 @@ struct tk_params {
 struct tk_base {
 	int64_t sec;
 	uint64_t snsec; /* ns << shift, below 1e9 << shift */
+};
+
+/* How CLOCKD_REALTIME follows steps of the kernel's realtime. */
+enum tk_wall_follow {
+	TK_WALL_ALL,     /* every step (no reference; the system reference) */
+	TK_WALL_SECONDS, /* the whole seconds of a step of 0.5 s or more (PPS) */
+	TK_WALL_NONE,    /* none: the reference gives the date (PHC) */
 };
 
 /* What the discipline publishes (page data, clockctl tracking). */
@@ -73,6 +84,7 @@ struct timekeeper {
 	int64_t kernel_raw_ns;   /* kernel CLOCK_MONOTONIC_RAW, at start only */
 	int64_t kernel_wall_ns;  /* kernel REALTIME - MONOTONIC last followed */
 	uint64_t wall_steps;     /* kernel realtime steps followed */
+	enum tk_wall_follow wall_follow; /* set by the discipline */
 	uint64_t updates;
 	bool counted;            /* jiffies count device ticks (else follow time) */
 	int64_t stall_limit_ns;  /* stall_ticks periods */
@@ -128,6 +140,9 @@ bool tk_probe_source(struct timekeeper *tk);
 void tk_set_freq(struct timekeeper *tk, int64_t ppb);
 void tk_step_real(struct timekeeper *tk, int64_t ns);
 int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns);
+/* CLOCKD_REALTIME at counter value @cycles of the current source, read
+ * after the last update (tick thread): exact, no kernel clock involved. */
+int64_t tk_real_at_cycles(const struct timekeeper *tk, uint64_t cycles);
 
 /* A new tick device: jiffies now count its ticks (@counted) or follow
  * time, continuing from their current value. */

@@ -17,7 +17,7 @@ static const char *const posix_clock_choices[] = {
 };
 static const char *const tick_choices[] = { "timerfd", "hpet", "rtc", "gpio", "sim", NULL };
 static const char *const gpio_edge_choices[] = { "rising", "falling", "both", NULL };
-static const char *const reference_choices[] = { "none", "sim", "gpio", "phc", NULL };
+static const char *const reference_choices[] = { "system", "none", "sim", "gpio", "phc", NULL };
 static const char *const pps_edge_choices[] = { "rising", "falling", NULL };
 
 /* An octal file mode, at most 0777. */
@@ -184,8 +184,9 @@ const struct config_key config_table[] = {
 	{ "sim_script", CFG_STRING, "", 0, 0, NULL, FIELD(sim_script),
 	  "faults of the simulated device: \"AT ACTION [ARG]; ...\" (see clockd.conf(5))",
 	  0, 0, simscript_validate },
-	{ "reference", CFG_CHOICE, "none", 0, 0, reference_choices, FIELD(reference),
-	  "what the clock is disciplined to: none, sim (simulated 1 PPS), gpio (a PPS line), phc" },
+	{ "reference", CFG_CHOICE, "system", 0, 0, reference_choices, FIELD(reference),
+	  "what the clock is disciplined to: system (the kernel's clock), none (the device's own rate), "
+	  "sim (simulated 1 PPS), gpio (a PPS line), phc" },
 	{ "pps_chip", CFG_STRING, "gpiochip0", 0, 0, NULL, FIELD(pps_chip),
 	  "GPIO chip of reference gpio: name, number, path or label" },
 	{ "pps_line", CFG_STRING, "1", 0, 0, NULL, FIELD(pps_line),

@@ -12,7 +12,7 @@ export CLOCKD_SHM="$page"
 "$CLOCKCTL" wait --timeout 30 >"$tmp/wait.out" 2>"$tmp/wait.err" &
 wait_pid=$!
 sleep 0.3
-start_daemon -o hz=250
+start_daemon -o hz=250 -o reference=none
 wait "$wait_pid"
 rc=$?
 [ "$rc" -eq 0 ] && grep -q '^clockd is live' "$tmp/wait.out"

@@ -4,8 +4,10 @@
 # bound against that truth (bound.c).
 check_PROGRAMS += tests/discipline/truth tests/discipline/bound
 TESTS += tests/discipline/sim.sh tests/discipline/bad.sh tests/discipline/outliers.sh \
+	tests/discipline/wallstep.sh \
 	tests/discipline/bound.sh
 EXTRA_DIST += tests/discipline/sim.sh tests/discipline/bad.sh tests/discipline/outliers.sh \
+	tests/discipline/wallstep.sh \
 	tests/discipline/bound.sh \
 	tests/discipline/common.sh
 

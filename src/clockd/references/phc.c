@@ -54,7 +54,7 @@ static void phc_loop(struct reference *r)
 	while (!refqueue_stopping(r)) {
 		struct timespec sec = { 1, 0 };
 		int64_t phc, sys, wall;
-		struct ref_event ev;
+		struct ref_event ev = { 0 };
 
 		if (clock_nanosleep(CLOCK_MONOTONIC, 0, &sec, NULL) == EINTR)
 			continue;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reference's event queue and state, between its thread and the tick
- * thread (reference.h). */
+ * thread, and the polling of a driver with no thread (reference.h). */
 #include "clockd/references/reference.h"
 
 void refqueue_push(struct reference *r, const struct ref_event *ev)
@@ -27,6 +27,15 @@ bool reference_pop(struct reference *r, struct ref_event *ev)
 	}
 	pthread_mutex_unlock(&r->lock);
 	return got;
+}
+
+bool reference_poll(struct reference *r, struct clocksource *cs, int64_t now_ns, struct ref_event *ev)
+{
+	if (!r->name || !r->drv->sample || (r->last_poll_ns && now_ns - r->last_poll_ns < r->drv->poll_ns * 7 / 8))
+		return false;
+	r->last_poll_ns = now_ns;
+	*ev = (struct ref_event){ 0 };
+	return r->drv->sample(r, cs, ev);
 }
 
 uint32_t reference_fault(struct reference *r)

@@ -11,6 +11,7 @@ const struct ref_driver *const reference_drivers[] = {
 	&ref_gpio,
 	&ref_phc,
 	&ref_sim,
+	&ref_system,
 	NULL,
 };
 
@@ -51,7 +52,11 @@ int reference_open(struct reference *r, const struct ref_params *p)
 	}
 	r->drv = drv;
 	r->name = drv->name;
-	log_info("reference %s %s: 1 event a second", r->name, r->device);
+	if (drv->sample)
+		log_info("reference %s %s: sampled every %lld ms", r->name, r->device,
+			 (long long)(drv->poll_ns / 1000000));
+	else
+		log_info("reference %s %s: 1 event a second", r->name, r->device);
 	return 0;
 }
 
@@ -59,7 +64,7 @@ int reference_start(struct reference *r)
 {
 	int e;
 
-	if (!r->name)
+	if (!r->name || !r->drv->loop)
 		return 0;
 	e = pthread_create(&r->thread, NULL, ref_main, r);
 	if (e != 0) {
