@@ -271,7 +271,7 @@ int clockd_devices(struct clockd_device *dev, int max);
 struct clockd_tracking {
 	uint32_t state;          /* CLOCKD_DISC_NONE, _UNLOCKED, _ACQUIRING, _LOCKED, _HOLDOVER */
 	uint32_t synced;         /* 1 when locked (the page's SYNCED flag) */
-	char reference[16];      /* driver: sim, gpio, phc; "" for none */
+	char reference[16];      /* driver: system, sim, gpio, phc; "" for none */
 	char device[48];
 	int64_t offset_ns;       /* estimated offset to the reference (clockd - reference) */
 	int64_t rms_offset_ns;   /* RMS of recent estimated offsets */
