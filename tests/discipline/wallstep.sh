@@ -45,8 +45,10 @@ ok $? "CLOCKD_REALTIME stays on the pulses (true error max $2 ns <= 100 us; was 
 case "$states" in *acquiring* | *unlocked* | *holdover*) false ;; *) true ;; esac
 ok $? "still locked"
 d=$("$CLOCKCTL" --json time | jq -r '.realtime.diff_ns')
-# clockctl reads the machine's (unshifted) CLOCK_REALTIME: +1 s.
-awk -v d="$d" 'BEGIN { exit !(d > 999000000 && d < 1001000000) }'
+# clockctl reads the machine's (unshifted) CLOCK_REALTIME: +1 s, less the
+# simulation's 20 ppm since the start (2 ms after 100 s to lock on a loaded
+# machine): within 50 ms, which a 0.7 s step still misses by far.
+awk -v d="$d" 'BEGIN { exit !(d > 950000000 && d < 1050000000) }'
 ok $? "CLOCKD_REALTIME took the whole second (+1 s; 0.3 s ahead of the stepped system time): $d ns"
 grep -E "system time was stepped" "$T/log" | sed 's/^/# /'
 stop_daemon TERM
