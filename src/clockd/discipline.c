@@ -20,6 +20,9 @@
 #define OUTLIERS_RESTART_SMALL 16 /* the same, for a move under UNLOCK_NS */
 #define RUNS_MIN_WINDOW 16     /* the runs test never cuts the history below this */
 #define RUNS_SDS 3.0           /* fewer runs than the mean less this many sds: not white */
+#define TRIM_SDS 5.0           /* an offset this many spreads off the robust line, */
+#define TRIM_MIN_NS 1000.0     /* and this far, is left out of the fit */
+#define TRIM_MOVE 4            /* ... unless it is one of this many in a row, the newest */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
@@ -66,6 +69,7 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	d->max_ppb = (int64_t)p->max_ppm * 1000;
 	d->window_max = DISC_HISTORY;
 	d->adaptive = true;
+	d->trim = true;
 	set_synced(d, false);
 }
 
@@ -79,26 +83,48 @@ struct disc_fit {
 	unsigned runs; /* of residuals of one sign, in time order */
 };
 
+/* The least-squares slope of the offsets [from, to) that are not trimmed:
+ * their mean time and offset, sxx, and how many there are. */
+static double line_of(const struct discipline *d, unsigned from, unsigned to, double *mt, double *my,
+		      double *sxx, unsigned *n)
+{
+	double sxy = 0;
+
+	*mt = *my = *sxx = 0;
+	*n = 0;
+	for (unsigned i = from; i < to; i++) {
+		if (d->hist_trim[i])
+			continue;
+		*mt += d->hist_t[i];
+		*my += d->hist_y[i];
+		++*n;
+	}
+	if (*n == 0)
+		return 0;
+	*mt /= *n;
+	*my /= *n;
+	for (unsigned i = from; i < to; i++) {
+		if (d->hist_trim[i])
+			continue;
+		*sxx += (d->hist_t[i] - *mt) * (d->hist_t[i] - *mt);
+		sxy += (d->hist_t[i] - *mt) * (d->hist_y[i] - *my);
+	}
+	return *sxx > 0 ? sxy / *sxx : 0;
+}
+
 static void fit(const struct discipline *d, double t, struct disc_fit *fv)
 {
-	double mt = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
-	unsigned n = d->n;
+	double mt, my, sxx, ss = 0;
+	unsigned n;
 
-	for (unsigned i = 0; i < n; i++) {
-		mt += d->hist_t[i];
-		my += d->hist_y[i];
-	}
-	mt /= n;
-	my /= n;
-	for (unsigned i = 0; i < n; i++) {
-		sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
-		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
-	}
-	fv->slope = sxx > 0 ? sxy / sxx : 0;
+	fv->slope = line_of(d, 0, d->n, &mt, &my, &sxx, &n);
 	fv->at = my + fv->slope * (t - mt);
 	fv->runs = 0;
-	for (unsigned i = 0, last = 2; i < n; i++) {
+	for (unsigned i = 0, last = 2; i < d->n; i++) {
 		double r = d->hist_y[i] - (my + fv->slope * (d->hist_t[i] - mt));
+
+		if (d->hist_trim[i])
+			continue;
 
 		ss += r * r;
 		fv->runs += (unsigned)(r >= 0) != last;
@@ -152,6 +178,7 @@ static void history_drop_n(struct discipline *d, unsigned i, unsigned count)
 {
 	memmove(d->hist_t + i, d->hist_t + i + count, (d->n - i - count) * sizeof(d->hist_t[0]));
 	memmove(d->hist_y + i, d->hist_y + i + count, (d->n - i - count) * sizeof(d->hist_y[0]));
+	memmove(d->hist_trim + i, d->hist_trim + i + count, (d->n - i - count) * sizeof(d->hist_trim[0]));
 	d->n -= count;
 }
 
@@ -167,27 +194,17 @@ static void history_add(struct discipline *d, double t, double y)
 		history_drop_n(d, 0, d->n - d->window_max + 1);
 	d->hist_t[d->n] = t;
 	d->hist_y[d->n] = y;
+	d->hist_trim[d->n] = false;
 	d->n++;
 }
 
 /* The least-squares slope of offsets [from, to) and its sxx. */
 static double slope_of(const struct discipline *d, unsigned from, unsigned to, double *sxx)
 {
-	double mt = 0, my = 0, sxy = 0;
-	unsigned n = to - from;
+	double mt, my;
+	unsigned n;
 
-	for (unsigned i = from; i < to; i++) {
-		mt += d->hist_t[i];
-		my += d->hist_y[i];
-	}
-	mt /= n;
-	my /= n;
-	*sxx = 0;
-	for (unsigned i = from; i < to; i++) {
-		*sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
-		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
-	}
-	return *sxx > 0 ? sxy / *sxx : 0;
+	return line_of(d, from, to, &mt, &my, sxx, &n);
 }
 
 /* Whether the older and the newer half of the history run at rates more
@@ -317,6 +334,48 @@ static void history_prune(struct discipline *d)
 			  d->hist_y[at] - (icpt + slope * d->hist_t[at]));
 		history_drop(d, at);
 		d->outliers++;
+	}
+}
+
+/*
+ * Trim the fit, as chrony's sample filter drops the offsets farthest from
+ * the median before it averages: an offset in the robust line's window
+ * more than TRIM_SDS spreads (and TRIM_MIN_NS) off that line is left out
+ * of the least-squares fit, though it is not far enough off to be an
+ * outlier (the pulse was stamped 150 us late, at 10 us of jitter). Kept
+ * in, one such offset near the end of a short history tilts the rate
+ * estimate that holdover runs on (its leverage: 150 us at the end of 37
+ * offsets is 0.64 ppm). An offset that left the robust line's window
+ * keeps its mark. The newest TRIM_MOVE or more, far off on one side in a
+ * row, are a move of the reference, not trimmed: the fit follows it, and
+ * the runs test lets go of the older offsets. While the newest offset is
+ * trimmed, the bound adds how far off it is: it may be the first of a
+ * move.
+ */
+static void history_mark_trimmed(struct discipline *d)
+{
+	double slope, icpt, spread, limit, r = 0;
+	unsigned from = d->n - robust_n(d), run = 0;
+
+	if (!d->trim || d->n < ROBUST_MIN)
+		return;
+	robust_line(d, &slope, &icpt, &spread);
+	limit = fmax(TRIM_SDS * spread, TRIM_MIN_NS);
+	for (unsigned i = from; i < d->n; i++)
+		d->hist_trim[i] = fabs(d->hist_y[i] - (icpt + slope * d->hist_t[i])) > limit;
+	for (unsigned i = d->n; i-- > from && d->hist_trim[i]; run++) {
+		double ri = d->hist_y[i] - (icpt + slope * d->hist_t[i]);
+
+		if (run > 0 && (ri > 0) != (r > 0))
+			break;
+		r = ri;
+	}
+	if (run >= TRIM_MOVE) {
+		memset(d->hist_trim + d->n - run, 0, run * sizeof(d->hist_trim[0]));
+	} else if (d->hist_trim[d->n - 1]) {
+		r = d->hist_y[d->n - 1] - (icpt + slope * d->hist_t[d->n - 1]);
+		log_debug("reference %s: an offset %+.0f ns off the line left out of the fit", d->ref_name, r);
+		d->doubt_ns = fmax(d->doubt_ns, fabs(r) + BOUND_SDS * spread);
 	}
 }
 
@@ -485,6 +544,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->phase_to = 0;
 	history_add(d, t, y);
 	history_prune(d);
+	history_mark_trimmed(d);
 	history_trim(d);
 	fit(d, t, &fv);
 	x = step_check(d, fv.at);

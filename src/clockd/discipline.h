@@ -33,18 +33,26 @@
  * the median of the pairwise slopes, with the median absolute residual as
  * the spread), which outliers cannot drag as they drag least squares;
  * outliers that came in before there were enough offsets to tell (5) are
- * dropped from the history once there are. Locked takes four offsets
- * under 100 us in a row; losing the lock, four over 1 ms. With no event
- * for three seconds (dropped ones count: the reference is not silent) a
- * locked clock goes into holdover: SYNCED is cleared and the rate becomes
- * the frequency estimate alone (the phase term, slewing out an offset no
- * longer measured, stops); events again take it back to locked.
+ * dropped from the history once there are. An offset less far off the
+ * robust line but more than 5 spreads (and 1 us) is trimmed: it stays in
+ * the history but out of the least-squares fit (and the runs test), as
+ * chrony's sample filter drops the samples farthest from the median, so
+ * that one pulse stamped 150 us late at 10 us of jitter cannot tilt the
+ * rate estimate (holdover runs on it); the newest four or more in a row
+ * on one side are a move of the reference instead, and fitted. Locked
+ * takes four offsets under 100 us in a row; losing the lock, four over
+ * 1 ms. With no event for three seconds (dropped ones count: the
+ * reference is not silent) a locked clock goes into holdover: SYNCED is
+ * cleared and the rate becomes the frequency estimate alone (the phase
+ * term, slewing out an offset no longer measured, stops); events again
+ * take it back to locked.
  *
  * The error bound (error_bound_ns, every tick while locked or in
  * holdover) is the offset predicted now (the last estimate less the phase
  * slewed out since) plus 4 standard errors of that estimate, plus 4 skews
  * and 0.1 ppm of wander times the time since the last event, plus, after
- * a dropped outlier, how far off it was: the reference may have moved.
+ * a dropped outlier or while the newest offset is trimmed, how far off it
+ * was: the reference may have moved.
  */
 #ifndef CLOCKD_DISCIPLINE_H
 #define CLOCKD_DISCIPLINE_H
@@ -74,6 +82,8 @@ struct discipline {
 	/* the fit's history: event time (s since the first), uncorrected offset (ns) */
 	double t0_ns;             /* kernel CLOCK_MONOTONIC of the first event */
 	double hist_t[DISC_HISTORY], hist_y[DISC_HISTORY]; /* in time order */
+	bool hist_trim[DISC_HISTORY]; /* left out of the fit: far off the robust line */
+	bool trim;                /* trimming on (else every offset is fitted) */
 	unsigned n;
 	/* The history's length: up to window_max offsets, cut back from the
 	 * oldest while their residuals are not white (adaptive; else always
