@@ -23,6 +23,7 @@
 #define TRIM_SDS 5.0           /* an offset this many spreads off the robust line, */
 #define TRIM_MIN_NS 1000.0     /* and this far, is left out of the fit */
 #define TRIM_MOVE 4            /* ... unless it is one of this many in a row, the newest */
+#define SPLIT_MIN 8            /* offsets on either side of a split of the history */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
@@ -81,6 +82,7 @@ struct disc_fit {
 	double at_sd;  /* standard error of @at, ns */
 	double skew;   /* standard error of @slope, ppb */
 	unsigned runs; /* of residuals of one sign, in time order */
+	unsigned n;    /* offsets fitted (not trimmed) */
 };
 
 /* The least-squares slope of the offsets [from, to) that are not trimmed:
@@ -118,6 +120,7 @@ static void fit(const struct discipline *d, double t, struct disc_fit *fv)
 	unsigned n;
 
 	fv->slope = line_of(d, 0, d->n, &mt, &my, &sxx, &n);
+	fv->n = n;
 	fv->at = my + fv->slope * (t - mt);
 	fv->runs = 0;
 	for (unsigned i = 0, last = 2; i < d->n; i++) {
@@ -220,22 +223,95 @@ static bool halves_differ(const struct discipline *d, double sd)
 	return fabs(s_new - s_old) > RUNS_SDS * sd * sqrt(1 / sxx_old + 1 / sxx_new);
 }
 
+/* The residual sum of squares of the least-squares line through n points
+ * with these sums: of 1, t, t^2, r, t r, r^2. */
+static double ssr_of(const double *a)
+{
+	double sxx = a[2] - a[1] * a[1] / a[0], sxy = a[4] - a[1] * a[3] / a[0], syy = a[5] - a[3] * a[3] / a[0];
+
+	return a[0] < 3 || sxx <= 0 ? 0 : fmax(syy - sxy * sxy / sxx, 0);
+}
+
+static void sums_add(double *a, double t, double r)
+{
+	a[0] += 1;
+	a[1] += t;
+	a[2] += t * t;
+	a[3] += r;
+	a[4] += t * r;
+	a[5] += r * r;
+}
+
+_Static_assert(sizeof(((struct discipline *)0)->scratch) >= 2 * DISC_HISTORY * sizeof(double),
+	       "the split's times and residuals fit in the scratch space");
+
+/*
+ * Where the history breaks: the split into an older and a newer part (of
+ * SPLIT_MIN fitted offsets each at least) that two separate lines fit
+ * best, the smallest sum of their residuals' squares. After a change of
+ * rate, that is about where it came. Returns the index of the newer part's
+ * first offset, 0 with too few offsets to tell. Over the residuals of the
+ * one line (small numbers: the sums keep their precision).
+ */
+static unsigned history_split(struct discipline *d)
+{
+	double *t = d->scratch, *r = d->scratch + DISC_HISTORY;
+	double mt, my, sxx, slope, all[6] = { 0 }, old[6] = { 0 }, best = INFINITY;
+	unsigned m = 0, fitted, at = 0, idx[DISC_HISTORY];
+
+	slope = line_of(d, 0, d->n, &mt, &my, &sxx, &fitted);
+	for (unsigned i = 0; i < d->n; i++) {
+		if (d->hist_trim[i])
+			continue;
+		t[m] = d->hist_t[i] - mt;
+		r[m] = d->hist_y[i] - my - slope * t[m];
+		sums_add(all, t[m], r[m]);
+		idx[m++] = i;
+	}
+	if (m < 2 * SPLIT_MIN)
+		return 0;
+	for (unsigned j = 0; j + SPLIT_MIN <= m; j++) {
+		if (j >= SPLIT_MIN) {
+			double newer[6], ssr;
+
+			for (unsigned k = 0; k < 6; k++)
+				newer[k] = all[k] - old[k];
+			ssr = ssr_of(old) + ssr_of(newer);
+			if (ssr < best) {
+				best = ssr;
+				at = j;
+			}
+		}
+		sums_add(old, t[j], r[j]);
+	}
+	return idx[at];
+}
+
 /*
  * The runs test: N residuals of random signs make (N + 1) / 2 runs on
  * average, with a variance of (N - 1) / 4. Fewer than RUNS_SDS sds below
- * that, the line does not fit the oldest offsets: drop the oldest eighth
- * and test again.
+ * that, or halves at different rates, the line does not fit the oldest
+ * offsets: drop those before the history's best split (where the rate
+ * changed; the oldest eighth when there are too few to tell), and test
+ * again. Cutting an eighth at a time kept offsets of the old rate, or cut
+ * into the new one: after a 0.5 ppm change that cost 0.3 us of RMS error.
  */
 static void history_trim(struct discipline *d)
 {
 	while (d->adaptive && d->n > RUNS_MIN_WINDOW) {
-		double mean = (d->n + 1) / 2.0, sd = sqrt((d->n - 1) / 4.0);
 		struct disc_fit fv;
+		double mean, sd;
+		unsigned cut;
 
 		fit(d, 0, &fv);
+		mean = (fv.n + 1) / 2.0;
+		sd = sqrt((fv.n - 1) / 4.0);
 		if ((double)fv.runs >= mean - RUNS_SDS * sd && !halves_differ(d, fv.sd))
-			return;
-		history_drop_n(d, 0, d->n / 8 > 0 ? d->n / 8 : 1);
+			break;
+		cut = history_split(d);
+		if (cut == 0)
+			cut = d->n / 8 > 0 ? d->n / 8 : 1;
+		history_drop_n(d, 0, cut < d->n - RUNS_MIN_WINDOW ? cut : d->n - RUNS_MIN_WINDOW);
 	}
 }
 

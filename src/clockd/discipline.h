@@ -17,10 +17,14 @@
  * After each event a runs test (as chrony's regression does) counts the
  * runs of residuals of one sign: white jitter about a right line gives
  * about N/2 of them; a line bent by a change of rate gives long runs. While
- * the runs are fewer than white residuals give with a 3-sigma margin, the
- * oldest eighth of the history is dropped (not below 16 offsets), so the
- * window grows while the reference and the counter keep their rates, and
- * shrinks when they change.
+ * the runs are fewer than white residuals give with a 3-sigma margin (or
+ * the older and newer halves run at rates 3 standard errors apart), the
+ * history is cut where the rate changed: before the split into an older
+ * and a newer part that two lines fit best (the least sum of squared
+ * residuals; the oldest eighth if too few offsets to tell; not below 16
+ * offsets), so the window grows while the reference and the counter keep
+ * their rates, and lets go of the old rate, and only of it, when they
+ * change.
  *
  * At the start the offset is stepped (CLOCKD_REALTIME only: monotonic time
  * is never stepped) when larger than discipline_step_ms; later steps only
