@@ -77,6 +77,11 @@ static uint64_t mix(uint64_t x)
 struct result {
 	double rms, t_1us, t_final;
 	unsigned window; /* offsets in the fit at the end */
+	/* in holdover: the largest true error less the one at its start, ns,
+	 * and for how long (s) */
+	double hold_drift, hold_s;
+	/* samples locked or in holdover, and those whose bound missed the truth */
+	unsigned bounded, missed;
 };
 
 /* The first time (s) the trailing RMS fell to @limit, or -1. */
@@ -96,10 +101,12 @@ static double first_below(const double *err, unsigned n, double limit)
 }
 
 /* The simulated reference: pulse k at first + k period, then from pulse
- * kc on at kc's time + (k - kc) period2. */
+ * kc on at kc's time + (k - kc) period2; pulse kl stamped late_ns late;
+ * none from stall_from to stall_to (ns). */
 struct pulses {
 	double period, period2;
-	int64_t kc;
+	int64_t kc, kl;
+	double late_ns, stall_from, stall_to;
 };
 
 static double pulse_nominal(const struct pulses *p, int64_t k)
@@ -119,7 +126,7 @@ static double truth_at(const struct pulses *p, double t)
 	return WHOLE_NS + (double)p->kc * 1e9 + (t - tc) / p->period2 * 1e9;
 }
 
-static void run(const struct pulses *p, double seconds, double jitter, uint64_t seed, bool adaptive,
+static void run(const struct pulses *p, double seconds, double jitter, uint64_t seed, bool adaptive, bool trim,
 		struct result *res)
 {
 	static struct timekeeper tk;
@@ -129,7 +136,7 @@ static void run(const struct pulses *p, double seconds, double jitter, uint64_t 
 	struct clockd_config cfg;
 	struct discipline_params dp;
 	struct reference ref = { .name = "sim", .drv = &ref_sim };
-	double sum2 = 0;
+	double sum2 = 0, hold0 = 0, hold_from = -1;
 	unsigned nsamples = (unsigned)(seconds * 1e9 / SAMPLE_NS), ns = 0, from = nsamples * 2 / 3;
 	double *err = calloc(nsamples + 1, sizeof(*err));
 	int64_t k = 0;
@@ -150,6 +157,8 @@ static void run(const struct pulses *p, double seconds, double jitter, uint64_t 
 		d.window_max = 64;
 		d.adaptive = false;
 	}
+	d.trim = trim;
+	memset(res, 0, sizeof(*res));
 	/* The truth at t: WHOLE_NS + (t - FIRST_PULSE) / period s; the
 	 * clock starts 300 ms ahead of it. */
 	clk = (struct model){ .base = truth_at(p, 0) + 3e8, .base_t = 0 };
@@ -159,15 +168,30 @@ static void run(const struct pulses *p, double seconds, double jitter, uint64_t 
 		tk.kernel_mono_ns = t;
 		pulse += jitter ? (double)(mix(seed ^ ((uint64_t)k * 0x2545f4914f6cdd1dull)) % (2 * (uint64_t)jitter + 1)) -
 				  jitter : 0;
+		if (k == p->kl)
+			pulse += p->late_ns;
 		if (pulse <= (double)t) {
 			struct ref_event ev = { .stamp_ns = (int64_t)llround(pulse) };
 
-			discipline_event(&d, &ev);
+			if (pulse < p->stall_from || pulse >= p->stall_to)
+				discipline_event(&d, &ev);
 			k++;
 		}
 		discipline_check(&d, 0, t);
 		if (t % SAMPLE_NS == 0) {
 			err[ns] = model_at((double)t) - truth_at(p, (double)t);
+			if (tk.track.state == CLOCKD_DISC_LOCKED || tk.track.state == CLOCKD_DISC_HOLDOVER) {
+				res->bounded++;
+				res->missed += fabs(err[ns]) > (double)tk.track.error_bound_ns;
+			}
+			if (tk.track.state == CLOCKD_DISC_HOLDOVER) {
+				if (hold_from < 0) {
+					hold_from = (double)t;
+					hold0 = err[ns];
+				}
+				res->hold_drift = fmax(res->hold_drift, fabs(err[ns] - hold0));
+				res->hold_s = ((double)t - hold_from) / 1e9;
+			}
 			if (ns >= from)
 				sum2 += err[ns] * err[ns];
 			ns++;
@@ -188,6 +212,51 @@ static void show_time(double s)
 		printf("  %7.0fs", s);
 }
 
+/*
+ * bench-discipline holdover [RUNS]: issue #25's late pulse before a
+ * stall, 1 PPS 100 ppm fast with +-10 us of jitter, the pulse 37 s after
+ * the first 150 us late, none from 40 s to 70 s (the sim script "37s late
+ * 150us; 40s stall 30s"): how far the clock drifts in holdover with every
+ * offset in the fit and with the far ones trimmed, and whether the error
+ * bound held in every sample (every 100 ms) locked or in holdover.
+ */
+static int holdover(unsigned runs)
+{
+	struct pulses p = {
+		.period = 1e9 / (1 + 100e-6),
+		.period2 = 1e9 / (1 + 100e-6),
+		.kc = INT64_MAX,
+		.kl = 37,
+		.late_ns = 150000,
+		.stall_from = FIRST_PULSE_NS + 39.5e9,
+		.stall_to = FIRST_PULSE_NS + 69.5e9,
+	};
+	double worst = 0;
+	bool held = true;
+
+	if (runs == 0) {
+		fprintf(stderr, "usage: bench-discipline holdover [RUNS>0]\n");
+		return 2;
+	}
+	log_init("bench-discipline", LOG_WARNING);
+	printf("1 PPS, +100 ppm, jitter +-10000 ns, pulse 37 late by 150 us, none from 40 s to 70 s: the "
+	       "largest drift in holdover, and the samples whose bound missed the truth\n");
+	printf("%4s  %12s %12s  %12s %12s %8s\n", "seed", "untrimmed", "missed", "trimmed", "missed", "holdover");
+	for (unsigned s = 1; s <= runs; s++) {
+		struct result u, t;
+
+		run(&p, 75, 10000, s, true, false, &u);
+		run(&p, 75, 10000, s, true, true, &t);
+		printf("%4u  %10.0fns %5u of %4u  %10.0fns %5u of %4u %7.1fs\n", s, u.hold_drift, u.missed, u.bounded,
+		       t.hold_drift, t.missed, t.bounded, t.hold_s);
+		worst = fmax(worst, t.hold_drift);
+		held = held && t.missed == 0 && t.hold_s >= 25;
+	}
+	printf("trimmed: the largest drift %.0f ns (target 5 us: %s), the bound %s\n", worst,
+	       worst <= 5000 ? "met" : "MISSED", held ? "held in every sample" : "MISSED the truth");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 300, jitter = argc > 2 ? atof(argv[2]) : 10000;
@@ -198,8 +267,11 @@ int main(int argc, char **argv)
 		.period = 1e9 / (1 + ppm * 1e-6),
 		.period2 = 1e9 / (1 + (ppm + change) * 1e-6),
 		.kc = change != 0 ? (int64_t)(seconds / 2) : INT64_MAX,
+		.kl = -1,
 	};
 
+	if (argc > 1 && strcmp(argv[1], "holdover") == 0)
+		return holdover(argc > 2 ? (unsigned)atoi(argv[2]) : 5);
 	if (seconds < 2 * TRAILING_S || jitter < 0 || runs == 0) {
 		fprintf(stderr, "usage: bench-discipline [SECONDS>=60 [JITTER_NS [PPM [RUNS [CHANGE_PPM]]]]]\n");
 		return 2;
@@ -215,8 +287,8 @@ int main(int argc, char **argv)
 	for (unsigned s = 1; s <= runs; s++) {
 		struct result f, a;
 
-		run(&p, seconds, jitter, s, false, &f);
-		run(&p, seconds, jitter, s, true, &a);
+		run(&p, seconds, jitter, s, false, true, &f);
+		run(&p, seconds, jitter, s, true, true, &a);
 		f2 += f.rms * f.rms;
 		a2 += a.rms * a.rms;
 		printf("%4u  %8.0fns", s, f.rms);

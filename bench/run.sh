@@ -83,11 +83,13 @@ echo "== timer wheel vs libevent evtimer_add/evtimer_del"
 # daemon needed): 300 s of pulses 20 ppm fast with +-10 us of jitter, five
 # seeds; the true RMS error and the time to reach it, fixed 64-offset
 # window against the adaptive history (runs test); then with a change of
-# rate half way.
+# rate half way; then holdover after a late pulse (issue #25).
 echo "== discipline: fixed window vs adaptive history, 300 s of simulated 1 PPS"
 "$builddir/bench/bench-discipline" 300 10000 20 5
 echo "== discipline: the same with the rate changed by 0.5 ppm half way (the history must let go)"
 "$builddir/bench/bench-discipline" 300 10000 20 5 0.5
+echo "== discipline: holdover after a pulse 150 us late, untrimmed vs trimmed fit"
+"$builddir/bench/bench-discipline" holdover 10
 
 # The system reference (the daemon above runs on it, the default): how
 # closely CLOCKD_REALTIME follows CLOCK_REALTIME while the kernel is slewed

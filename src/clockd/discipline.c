@@ -20,6 +20,10 @@
 #define OUTLIERS_RESTART_SMALL 16 /* the same, for a move under UNLOCK_NS */
 #define RUNS_MIN_WINDOW 16     /* the runs test never cuts the history below this */
 #define RUNS_SDS 3.0           /* fewer runs than the mean less this many sds: not white */
+#define TRIM_SDS 5.0           /* an offset this many spreads off the robust line, */
+#define TRIM_MIN_NS 1000.0     /* and this far, is left out of the fit */
+#define TRIM_MOVE 4            /* ... unless it is one of this many in a row, the newest */
+#define SPLIT_MIN 8            /* offsets on either side of a split of the history */
 #define SLEW_GAIN 0.5          /* of the estimated offset removed per second */
 #define BOUND_SDS 4.0          /* standard errors in the error bound */
 #define HOLDOVER_WANDER_PPB 100.0 /* the rate's wander beyond its estimate, in the bound */
@@ -86,6 +90,7 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	d->restep_ns = (int64_t)p->restep_ms * 1000000;
 	d->max_ppb = (int64_t)p->max_ppm * 1000;
 	d->adaptive = true;
+	d->trim = true;
 	set_synced(d, false);
 }
 
@@ -97,28 +102,52 @@ struct disc_fit {
 	double at_sd;  /* standard error of @at, ns */
 	double skew;   /* standard error of @slope, ppb */
 	unsigned runs; /* of residuals of one sign, in time order */
+	unsigned n;    /* offsets fitted (not trimmed) */
 };
+
+/* The least-squares slope of the offsets [from, to) that are not trimmed:
+ * their mean time and offset, sxx, and how many there are. */
+static double line_of(const struct discipline *d, unsigned from, unsigned to, double *mt, double *my,
+		      double *sxx, unsigned *n)
+{
+	double sxy = 0;
+
+	*mt = *my = *sxx = 0;
+	*n = 0;
+	for (unsigned i = from; i < to; i++) {
+		if (d->hist_trim[i])
+			continue;
+		*mt += d->hist_t[i];
+		*my += d->hist_y[i];
+		++*n;
+	}
+	if (*n == 0)
+		return 0;
+	*mt /= *n;
+	*my /= *n;
+	for (unsigned i = from; i < to; i++) {
+		if (d->hist_trim[i])
+			continue;
+		*sxx += (d->hist_t[i] - *mt) * (d->hist_t[i] - *mt);
+		sxy += (d->hist_t[i] - *mt) * (d->hist_y[i] - *my);
+	}
+	return *sxx > 0 ? sxy / *sxx : 0;
+}
 
 static void fit(const struct discipline *d, double t, struct disc_fit *fv)
 {
-	double mt = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
-	unsigned n = d->n;
+	double mt, my, sxx, ss = 0;
+	unsigned n;
 
-	for (unsigned i = 0; i < n; i++) {
-		mt += d->hist_t[i];
-		my += d->hist_y[i];
-	}
-	mt /= n;
-	my /= n;
-	for (unsigned i = 0; i < n; i++) {
-		sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
-		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
-	}
-	fv->slope = sxx > 0 ? sxy / sxx : 0;
+	fv->slope = line_of(d, 0, d->n, &mt, &my, &sxx, &n);
+	fv->n = n;
 	fv->at = my + fv->slope * (t - mt);
 	fv->runs = 0;
-	for (unsigned i = 0, last = 2; i < n; i++) {
+	for (unsigned i = 0, last = 2; i < d->n; i++) {
 		double r = d->hist_y[i] - (my + fv->slope * (d->hist_t[i] - mt));
+
+		if (d->hist_trim[i])
+			continue;
 
 		ss += r * r;
 		fv->runs += (unsigned)(r >= 0) != last;
@@ -178,6 +207,7 @@ static void history_drop_n(struct discipline *d, unsigned i, unsigned count)
 {
 	memmove(d->hist_t + i, d->hist_t + i + count, (d->n - i - count) * sizeof(d->hist_t[0]));
 	memmove(d->hist_y + i, d->hist_y + i + count, (d->n - i - count) * sizeof(d->hist_y[0]));
+	memmove(d->hist_trim + i, d->hist_trim + i + count, (d->n - i - count) * sizeof(d->hist_trim[0]));
 	d->n -= count;
 }
 
@@ -193,27 +223,17 @@ static void history_add(struct discipline *d, double t, double y)
 		history_drop_n(d, 0, d->n - d->window_max + 1);
 	d->hist_t[d->n] = t;
 	d->hist_y[d->n] = y;
+	d->hist_trim[d->n] = false;
 	d->n++;
 }
 
 /* The least-squares slope of offsets [from, to) and its sxx. */
 static double slope_of(const struct discipline *d, unsigned from, unsigned to, double *sxx)
 {
-	double mt = 0, my = 0, sxy = 0;
-	unsigned n = to - from;
+	double mt, my;
+	unsigned n;
 
-	for (unsigned i = from; i < to; i++) {
-		mt += d->hist_t[i];
-		my += d->hist_y[i];
-	}
-	mt /= n;
-	my /= n;
-	*sxx = 0;
-	for (unsigned i = from; i < to; i++) {
-		*sxx += (d->hist_t[i] - mt) * (d->hist_t[i] - mt);
-		sxy += (d->hist_t[i] - mt) * (d->hist_y[i] - my);
-	}
-	return *sxx > 0 ? sxy / *sxx : 0;
+	return line_of(d, from, to, &mt, &my, sxx, &n);
 }
 
 /* Whether the older and the newer half of the history run at rates more
@@ -229,22 +249,95 @@ static bool halves_differ(const struct discipline *d, double sd)
 	return fabs(s_new - s_old) > RUNS_SDS * sd * sqrt(1 / sxx_old + 1 / sxx_new);
 }
 
+/* The residual sum of squares of the least-squares line through n points
+ * with these sums: of 1, t, t^2, r, t r, r^2. */
+static double ssr_of(const double *a)
+{
+	double sxx = a[2] - a[1] * a[1] / a[0], sxy = a[4] - a[1] * a[3] / a[0], syy = a[5] - a[3] * a[3] / a[0];
+
+	return a[0] < 3 || sxx <= 0 ? 0 : fmax(syy - sxy * sxy / sxx, 0);
+}
+
+static void sums_add(double *a, double t, double r)
+{
+	a[0] += 1;
+	a[1] += t;
+	a[2] += t * t;
+	a[3] += r;
+	a[4] += t * r;
+	a[5] += r * r;
+}
+
+_Static_assert(sizeof(((struct discipline *)0)->scratch) >= 2 * DISC_HISTORY * sizeof(double),
+	       "the split's times and residuals fit in the scratch space");
+
+/*
+ * Where the history breaks: the split into an older and a newer part (of
+ * SPLIT_MIN fitted offsets each at least) that two separate lines fit
+ * best, the smallest sum of their residuals' squares. After a change of
+ * rate, that is about where it came. Returns the index of the newer part's
+ * first offset, 0 with too few offsets to tell. Over the residuals of the
+ * one line (small numbers: the sums keep their precision).
+ */
+static unsigned history_split(struct discipline *d)
+{
+	double *t = d->scratch, *r = d->scratch + DISC_HISTORY;
+	double mt, my, sxx, slope, all[6] = { 0 }, old[6] = { 0 }, best = INFINITY;
+	unsigned m = 0, fitted, at = 0, idx[DISC_HISTORY];
+
+	slope = line_of(d, 0, d->n, &mt, &my, &sxx, &fitted);
+	for (unsigned i = 0; i < d->n; i++) {
+		if (d->hist_trim[i])
+			continue;
+		t[m] = d->hist_t[i] - mt;
+		r[m] = d->hist_y[i] - my - slope * t[m];
+		sums_add(all, t[m], r[m]);
+		idx[m++] = i;
+	}
+	if (m < 2 * SPLIT_MIN)
+		return 0;
+	for (unsigned j = 0; j + SPLIT_MIN <= m; j++) {
+		if (j >= SPLIT_MIN) {
+			double newer[6], ssr;
+
+			for (unsigned k = 0; k < 6; k++)
+				newer[k] = all[k] - old[k];
+			ssr = ssr_of(old) + ssr_of(newer);
+			if (ssr < best) {
+				best = ssr;
+				at = j;
+			}
+		}
+		sums_add(old, t[j], r[j]);
+	}
+	return idx[at];
+}
+
 /*
  * The runs test: N residuals of random signs make (N + 1) / 2 runs on
  * average, with a variance of (N - 1) / 4. Fewer than RUNS_SDS sds below
- * that, the line does not fit the oldest offsets: drop the oldest eighth
- * and test again.
+ * that, or halves at different rates, the line does not fit the oldest
+ * offsets: drop those before the history's best split (where the rate
+ * changed; the oldest eighth when there are too few to tell), and test
+ * again. Cutting an eighth at a time kept offsets of the old rate, or cut
+ * into the new one: after a 0.5 ppm change that cost 0.3 us of RMS error.
  */
 static void history_trim(struct discipline *d)
 {
 	while (d->adaptive && d->n > RUNS_MIN_WINDOW) {
-		double mean = (d->n + 1) / 2.0, sd = sqrt((d->n - 1) / 4.0);
 		struct disc_fit fv;
+		double mean, sd;
+		unsigned cut;
 
 		fit(d, 0, &fv);
+		mean = (fv.n + 1) / 2.0;
+		sd = sqrt((fv.n - 1) / 4.0);
 		if ((double)fv.runs >= mean - RUNS_SDS * sd && !halves_differ(d, fv.sd))
-			return;
-		history_drop_n(d, 0, d->n / 8 > 0 ? d->n / 8 : 1);
+			break;
+		cut = history_split(d);
+		if (cut == 0)
+			cut = d->n / 8 > 0 ? d->n / 8 : 1;
+		history_drop_n(d, 0, cut < d->n - RUNS_MIN_WINDOW ? cut : d->n - RUNS_MIN_WINDOW);
 	}
 }
 
@@ -343,6 +436,48 @@ static void history_prune(struct discipline *d)
 			  d->hist_y[at] - (icpt + slope * d->hist_t[at]));
 		history_drop(d, at);
 		d->outliers++;
+	}
+}
+
+/*
+ * Trim the fit, as chrony's sample filter drops the offsets farthest from
+ * the median before it averages: an offset in the robust line's window
+ * more than TRIM_SDS spreads (and TRIM_MIN_NS) off that line is left out
+ * of the least-squares fit, though it is not far enough off to be an
+ * outlier (the pulse was stamped 150 us late, at 10 us of jitter). Kept
+ * in, one such offset near the end of a short history tilts the rate
+ * estimate that holdover runs on (its leverage: 150 us at the end of 37
+ * offsets is 0.64 ppm). An offset that left the robust line's window
+ * keeps its mark. The newest TRIM_MOVE or more, far off on one side in a
+ * row, are a move of the reference, not trimmed: the fit follows it, and
+ * the runs test lets go of the older offsets. While the newest offset is
+ * trimmed, the bound adds how far off it is: it may be the first of a
+ * move.
+ */
+static void history_mark_trimmed(struct discipline *d)
+{
+	double slope, icpt, spread, limit, r = 0;
+	unsigned from = d->n - robust_n(d), run = 0;
+
+	if (!d->trim || d->n < ROBUST_MIN)
+		return;
+	robust_line(d, &slope, &icpt, &spread);
+	limit = fmax(TRIM_SDS * spread, TRIM_MIN_NS);
+	for (unsigned i = from; i < d->n; i++)
+		d->hist_trim[i] = fabs(d->hist_y[i] - (icpt + slope * d->hist_t[i])) > limit;
+	for (unsigned i = d->n; i-- > from && d->hist_trim[i]; run++) {
+		double ri = d->hist_y[i] - (icpt + slope * d->hist_t[i]);
+
+		if (run > 0 && (ri > 0) != (r > 0))
+			break;
+		r = ri;
+	}
+	if (run >= TRIM_MOVE) {
+		memset(d->hist_trim + d->n - run, 0, run * sizeof(d->hist_trim[0]));
+	} else if (d->hist_trim[d->n - 1]) {
+		r = d->hist_y[d->n - 1] - (icpt + slope * d->hist_t[d->n - 1]);
+		log_debug("reference %s: an offset %+.0f ns off the line left out of the fit", d->ref_name, r);
+		d->doubt_ns = fmax(d->doubt_ns, fabs(r) + BOUND_SDS * spread);
 	}
 }
 
@@ -517,6 +652,7 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 	d->phase_to = 0;
 	history_add(d, t, y);
 	history_prune(d);
+	history_mark_trimmed(d);
 	history_trim(d);
 	fit(d, t, &fv);
 	x = step_check(d, fv.at);

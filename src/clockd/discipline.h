@@ -17,10 +17,14 @@
  * After each event a runs test (as chrony's regression does) counts the
  * runs of residuals of one sign: white jitter about a right line gives
  * about N/2 of them; a line bent by a change of rate gives long runs. While
- * the runs are fewer than white residuals give with a 3-sigma margin, the
- * oldest eighth of the history is dropped (not below 16 offsets), so the
- * window grows while the reference and the counter keep their rates, and
- * shrinks when they change.
+ * the runs are fewer than white residuals give with a 3-sigma margin (or
+ * the older and newer halves run at rates 3 standard errors apart), the
+ * history is cut where the rate changed: before the split into an older
+ * and a newer part that two lines fit best (the least sum of squared
+ * residuals; the oldest eighth if too few offsets to tell; not below 16
+ * offsets), so the window grows while the reference and the counter keep
+ * their rates, and lets go of the old rate, and only of it, when they
+ * change.
  *
  * At the start the offset is stepped (CLOCKD_REALTIME only: monotonic time
  * is never stepped) when larger than discipline_step_ms; later steps only
@@ -33,20 +37,27 @@
  * the median of the pairwise slopes, with the median absolute residual as
  * the spread), which outliers cannot drag as they drag least squares;
  * outliers that came in before there were enough offsets to tell (5) are
- * dropped from the history once there are. Locked takes four offsets
- * under 100 us in a row; losing the lock, four over 1 ms. With no event
- * for three seconds (dropped ones count: the reference is not silent) a
- * locked clock goes into holdover: SYNCED is cleared and the rate becomes
- * the frequency estimate alone (the phase term, slewing out an offset no
- * longer measured, stops); events again take it back to locked.
+ * dropped from the history once there are. An offset less far off the
+ * robust line but more than 5 spreads (and 1 us) is trimmed: it stays in
+ * the history but out of the least-squares fit (and the runs test), as
+ * chrony's sample filter drops the samples farthest from the median, so
+ * that one pulse stamped 150 us late at 10 us of jitter cannot tilt the
+ * rate estimate (holdover runs on it); the newest four or more in a row
+ * on one side are a move of the reference instead, and fitted. Locked
+ * takes four offsets under 100 us in a row; losing the lock, four over
+ * 1 ms. With no event for three seconds (dropped ones count: the
+ * reference is not silent) a locked clock goes into holdover: SYNCED is
+ * cleared and the rate becomes the frequency estimate alone (the phase
+ * term, slewing out an offset no longer measured, stops); events again
+ * take it back to locked.
  *
  * The error bound (error_bound_ns, every tick while locked or in
  * holdover) is the offset predicted now (the last estimate less the phase
  * slewed out since) plus 4 standard errors of that estimate, plus 4 skews
  * and 0.1 ppm of wander times the time since the last event, plus, after
- * a dropped outlier, how far off it was: the reference may have moved;
- * plus, for a sampled reference (system), the half-width of the last
- * sample's bracket.
+ * a dropped outlier or while the newest offset is trimmed, how far off it
+ * was: the reference may have moved; plus, for a sampled reference
+ * (system), the half-width of the last sample's bracket.
  *
  * The system reference (the kernel's CLOCK_REALTIME, references/system.c)
  * is near noiseless and sampled every few ms: its driver asks for a short
@@ -86,6 +97,8 @@ struct discipline {
 	/* the fit's history: event time (s since the first), uncorrected offset (ns) */
 	double t0_ns;             /* kernel CLOCK_MONOTONIC of the first event */
 	double hist_t[DISC_HISTORY], hist_y[DISC_HISTORY]; /* in time order */
+	bool hist_trim[DISC_HISTORY]; /* left out of the fit: far off the robust line */
+	bool trim;                /* trimming on (else every offset is fitted) */
 	unsigned n;
 	/* The history's length: up to window_max offsets, cut back from the
 	 * oldest while their residuals are not white (adaptive; else always

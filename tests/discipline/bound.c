@@ -18,9 +18,14 @@
  * Prints, for samples synced (locked) and in holdover, how many there
  * are and how many of them the error bound contains (allowing half the
  * read's bracket); and over the locked samples the true RMS error, the
- * median bound and the largest true error; and the time from the first
- * holdover sample to the last:
- * "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS_NS MEDIAN_BOUND_NS MAX_NS HOLD_S".
+ * median bound and the largest true error; the time from the first
+ * holdover sample to the last, and how far the true error drifted in
+ * holdover: the largest difference between the median true error of ten
+ * holdover samples in a row (about a second) and that of the first ten (a
+ * read preempted within its bracket is off by up to half the bracket, a
+ * few us: one such read is no drift):
+ * "SYNCED IN_SYNCED HOLDOVER IN_HOLDOVER RMS_NS MEDIAN_BOUND_NS MAX_NS HOLD_S
+ * HOLD_DRIFT_NS".
  * Each sample outside its bound is shown as a "# " line, and how close
  * the true error came to its bound.
  */
@@ -39,6 +44,7 @@
 #define BRACKET_MAX_NS 20000
 #define MAX_SEGMENTS 64
 #define MAX_SAMPLES 100000
+#define HOLD_BLOCK 10 /* holdover samples a median of which the drift compares */
 
 struct segment {
 	double from, at, period;
@@ -141,6 +147,7 @@ static int check(const char *log, const char *samples)
 	static double bounds[MAX_SAMPLES];
 	unsigned synced = 0, in_synced = 0, hold = 0, in_hold = 0, nb = 0;
 	double sum2 = 0, max = 0, t, bracket, frac, bnd, event, hold_first = 0, hold_last = 0, tightest = 0;
+	static double hold_err[MAX_SAMPLES];
 	unsigned state, sy;
 	int nseg = load_truth(log, seg);
 	FILE *f = fopen(samples, "r");
@@ -162,8 +169,11 @@ static int check(const char *log, const char *samples)
 			if (nb < MAX_SAMPLES)
 				bounds[nb++] = bnd;
 		} else if (state == CLOCKD_DISC_HOLDOVER) {
-			if (hold++ == 0)
+			if (hold == 0)
 				hold_first = t;
+			if (hold < MAX_SAMPLES)
+				hold_err[hold] = err;
+			hold++;
 			hold_last = t;
 			in_hold += in;
 		} else {
@@ -176,9 +186,21 @@ static int check(const char *log, const char *samples)
 	}
 	fclose(f);
 	qsort(bounds, nb, sizeof(bounds[0]), cmp_double);
+	double hold_drift = 0, first = 0;
+
+	for (unsigned i = 0; i + HOLD_BLOCK <= hold && i + HOLD_BLOCK <= MAX_SAMPLES; i += HOLD_BLOCK) {
+		double block[HOLD_BLOCK];
+
+		memcpy(block, hold_err + i, sizeof(block));
+		qsort(block, HOLD_BLOCK, sizeof(block[0]), cmp_double);
+		if (i == 0)
+			first = block[HOLD_BLOCK / 2];
+		hold_drift = fmax(hold_drift, fabs(block[HOLD_BLOCK / 2] - first));
+	}
 	printf("# the largest true error was %.0f %% of its bound\n", tightest * 100);
-	printf("%u %u %u %u %.0f %.0f %.0f %.1f\n", synced, in_synced, hold, in_hold, synced ? sqrt(sum2 / synced) : 0,
-	       nb ? bounds[nb / 2] : 0, max, (hold_last - hold_first) / 1e9);
+	printf("%u %u %u %u %.0f %.0f %.0f %.1f %.0f\n", synced, in_synced, hold, in_hold,
+	       synced ? sqrt(sum2 / synced) : 0, nb ? bounds[nb / 2] : 0, max, (hold_last - hold_first) / 1e9,
+	       hold_drift);
 	return 0;
 }
 
