@@ -186,7 +186,8 @@ CLOCKD_EXPORT int clockd_timer_settime(clockd_timer_t t, int flags, const struct
 		return fail(!t ? EINVAL : EFAULT);
 	if ((flags & ~TIMER_ABSTIME) || !ts_valid(&value->it_value) || !ts_valid(&value->it_interval))
 		return fail(EINVAL);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	err = lib_core_take_err(&t->core);
 	if (err) {
 		lib_tlock_unlock();
@@ -208,7 +209,8 @@ CLOCKD_EXPORT int clockd_timer_gettime(clockd_timer_t t, struct itimerspec *valu
 
 	if (!t || !value)
 		return fail(!t ? EINVAL : EFAULT);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	err = lib_core_take_err(&t->core);
 	if (!err)
 		get_locked(t, value);
@@ -222,7 +224,8 @@ CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 
 	if (!t)
 		return fail(EINVAL);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	r = t->overrun;
 	lib_tlock_unlock();
 	return r;
@@ -304,18 +307,18 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 
 	sigemptyset(&pend);
 	pending = sigpending(&pend) == 0 && sigismember(&pend, t->sev.signo) == 1;
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	if (pending && t->queued) {
 		uint64_t sum = (uint64_t)t->overrun + count;
 
 		t->overrun = sum > INT_MAX ? INT_MAX : (int)sum;
-		lib_tlock_unlock();
+		lib_tlock_unlock_fast();
 		return;
 	}
 	over = count - 1 > INT_MAX ? INT_MAX : (int)(count - 1);
 	t->overrun = over;
 	t->queued = true;
-	lib_tlock_unlock();
+	lib_tlock_unlock_fast();
 	memset(&si, 0, sizeof(si));
 	si.si_signo = t->sev.signo;
 	si.si_code = SI_TIMER;
