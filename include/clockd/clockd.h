@@ -453,7 +453,8 @@ int clockd_timer_pending(const struct clockd_timer *timer);
  * timer_create(2) and friends, on CLOCKD_MONOTONIC or CLOCKD_REALTIME,
  * with these notifications: */
 #define CLOCKD_SIGEV_NONE 0       /* none: poll with clockd_timer_gettime() */
-#define CLOCKD_SIGEV_SIGNAL 1     /* sigqueue() signo with value to this process */
+#define CLOCKD_SIGEV_SIGNAL 1     /* signo with value to this process, SI_TIMER,
+				   * at most one queued (timer_create) */
 #define CLOCKD_SIGEV_THREAD_CPU 2 /* fn(value) on the library's thread pinned to cpu */
 #define CLOCKD_SIGEV_FD 3         /* clockd_timer_fd() becomes readable: read(2)
 				   * 8 bytes, the expiries since the last read */
@@ -474,12 +475,14 @@ typedef struct clockd_posix_timer *clockd_timer_t;
 /* @clock: CLOCKD_MONOTONIC or CLOCKD_REALTIME (else EINVAL). @sev NULL:
  * CLOCKD_SIGEV_SIGNAL with SIGALRM and cpu -1, as timer_create. */
 int clockd_timer_create(clockid_t clock, const struct clockd_sigevent *sev, clockd_timer_t *timerid);
-/* flags: 0 or TIMER_ABSTIME; it_value zero disarms; it_interval of at
- * least 1 us when not zero (else EINVAL). */
+/* flags: 0 or TIMER_ABSTIME; it_value zero disarms; an it_interval under
+ * 1 us is rounded up to 1 us. Async-signal-safe, as are
+ * clockd_timer_gettime() and clockd_timer_getoverrun(). */
 int clockd_timer_settime(clockd_timer_t timerid, int flags, const struct itimerspec *value,
 			 struct itimerspec *old);
 int clockd_timer_gettime(clockd_timer_t timerid, struct itimerspec *value);
-/* The expiries coalesced into the last one notified (as timer_getoverrun). */
+/* The expiries coalesced into the last one notified (as timer_getoverrun),
+ * in the timer's own periods, at most INT_MAX. */
 int clockd_timer_getoverrun(clockd_timer_t timerid);
 /* Disarm and free; waits for a running callback of the timer. */
 int clockd_timer_delete(clockd_timer_t timerid);

@@ -120,6 +120,13 @@ struct lib_tcore {
  * or a connection is lost; waited on with the lock held). */
 void lib_tlock_lock(void);
 void lib_tlock_unlock(void);
+/* lib_tlock_lock() for the async-signal-safe calls: -EAGAIN when a signal
+ * handler interrupted its own thread holding the lock unmasked. */
+int lib_tlock_lock_sig(void);
+/* The lock without blocking signals (two system calls fewer): for the
+ * calls POSIX does not ask to be async-signal-safe. */
+void lib_tlock_lock_fast(void);
+void lib_tlock_unlock_fast(void);
 void lib_tlock_wait(void);
 void lib_tlock_broadcast(void);
 /* In a forked child: both made new (the parent's may be held). */

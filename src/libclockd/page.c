@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,27 @@ static int page_last_errno;
 static dev_t page_dev;
 static ino_t page_ino;
 
+/*
+ * page_lock is taken with every signal blocked: a signal handler may read
+ * a clock (clock_gettime is async-signal-safe), and a read that finds the
+ * daemon gone comes here; had the handler interrupted its own thread
+ * holding the lock, it would wait for ever.
+ */
+static void page_lock_take(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	pthread_mutex_lock(&page_lock);
+}
+
+static void page_lock_drop(const sigset_t *old)
+{
+	pthread_mutex_unlock(&page_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static int64_t coarse_now(void)
 {
 	struct timespec ts;
@@ -52,15 +74,19 @@ static void page_path_init(void)
 		strcpy(page_path, env);
 	if (fb && strcmp(fb, "kernel") == 0)
 		__atomic_store_n(&lib_fallback, 1, __ATOMIC_RELAXED);
-	page_path_set = true;
+	__atomic_store_n(&page_path_set, true, __ATOMIC_RELEASE);
 }
 
 const char *lib_page_path(void)
 {
-	pthread_mutex_lock(&page_lock);
+	sigset_t old;
+
+	if (__atomic_load_n(&page_path_set, __ATOMIC_ACQUIRE))
+		return page_path;
+	page_lock_take(&old);
 	if (!page_path_set)
 		page_path_init();
-	pthread_mutex_unlock(&page_lock);
+	page_lock_drop(&old);
 	return page_path;
 }
 
@@ -123,10 +149,11 @@ const struct clockd_page *lib_page_open_slow(int *err)
 {
 	const struct clockd_page *pg;
 	struct stat st;
+	sigset_t old;
 	int saved = errno;
 	int64_t now;
 
-	pthread_mutex_lock(&page_lock);
+	page_lock_take(&old);
 	if (!page_path_set)
 		page_path_init();
 	pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
@@ -144,12 +171,12 @@ const struct clockd_page *lib_page_open_slow(int *err)
 	pg = page_map(&st);
 	if (!pg) {
 		*err = page_last_errno = errno;
-		page_next_try = now + PAGE_RETRY_NS;
+		__atomic_store_n(&page_next_try, now + PAGE_RETRY_NS, __ATOMIC_RELAXED);
 		goto out;
 	}
 	page_install(pg, &st);
 out:
-	pthread_mutex_unlock(&page_lock);
+	page_lock_drop(&old);
 	errno = saved;
 	return pg;
 }
@@ -160,11 +187,15 @@ void lib_page_gone(void)
 	struct stat st;
 	int64_t now = coarse_now();
 	int saved = errno;
+	sigset_t old;
 
-	pthread_mutex_lock(&page_lock);
+	/* Looked at once per PAGE_RETRY_NS: a failing read stays cheap. */
+	if (now < __atomic_load_n(&page_next_try, __ATOMIC_RELAXED))
+		return;
+	page_lock_take(&old);
 	if (now < page_next_try)
 		goto out;
-	page_next_try = now + PAGE_RETRY_NS;
+	__atomic_store_n(&page_next_try, now + PAGE_RETRY_NS, __ATOMIC_RELAXED);
 	if (page_path_errno || stat(page_path, &st) < 0 ||
 	    (st.st_dev == page_dev && st.st_ino == page_ino))
 		goto out;
@@ -172,7 +203,7 @@ void lib_page_gone(void)
 	if (pg)
 		page_install(pg, &st);
 out:
-	pthread_mutex_unlock(&page_lock);
+	page_lock_drop(&old);
 	errno = saved;
 }
 
@@ -191,7 +222,7 @@ void lib_page_forget(void)
 	pg = __atomic_exchange_n(&lib_page_ptr, NULL, __ATOMIC_ACQ_REL);
 	if (pg)
 		munmap((void *)(uintptr_t)pg, CLOCKD_PAGE_SIZE);
-	page_next_try = 0;
+	__atomic_store_n(&page_next_try, 0, __ATOMIC_RELAXED);
 	page_last_errno = 0;
 	page_dev = 0;
 	page_ino = 0;

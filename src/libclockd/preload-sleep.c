@@ -34,6 +34,8 @@ static int sleep_until(clockid_t id, int64_t t, int64_t *left)
 		if (m == MODE_CLOCKD || m == MODE_RETURNING) {
 			ts = ns_to_ts(t);
 			err = clockd_clock_nanosleep(c, TIMER_ABSTIME, &ts, NULL);
+			if (err == EINTR)
+				break;
 			if (!daemon_error(err) && err != 0)
 				return err;
 			if (err)
@@ -54,16 +56,17 @@ static int sleep_until(clockid_t id, int64_t t, int64_t *left)
 			ts = ns_to_ts(*left);
 			err = REAL(clock_nanosleep)(CLOCK_MONOTONIC, 0, &ts, NULL);
 		}
-		if (err == EINTR) {
-			if (read_clock(id, c, &now) == 0)
-				*left = t - ts_to_ns(&now);
-			if (*left < 0)
-				*left = 0;
-			return EINTR;
-		}
+		if (err == EINTR)
+			break;
 		if (err)
 			return err;
 	}
+	/* Interrupted: what is left, on the process's clock. */
+	if (read_clock(id, c, &now) == 0)
+		*left = t - ts_to_ns(&now);
+	if (*left < 0)
+		*left = 0;
+	return EINTR;
 }
 
 /* A relative sleep, or a clockd sleep that failed (the daemon went away

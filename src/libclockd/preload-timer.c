@@ -231,8 +231,16 @@ PRELOAD_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec 
 	struct itimerspec v;
 	clockid_t clock;
 
-	if (t)
-		return clockd_timer_settime(t, flags, value, old);
+	if (t) {
+		if (clockd_timer_settime(t, flags, value, old) == 0)
+			return 0;
+		/* timer_settime fails with EINVAL (and Linux's EFAULT) only:
+		 * what clockd adds (no daemon to take the timer, a quota, a
+		 * lost connection) is a resource it lacks, EAGAIN. */
+		if (errno != EINVAL && errno != EFAULT)
+			errno = EAGAIN;
+		return -1;
+	}
 	if ((flags & TIMER_ABSTIME) && value && (value->it_value.tv_sec || value->it_value.tv_nsec) &&
 	    (clock = ktimer_clock(id, false)) >= 0) {
 		v = *value;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "libclockd/internal.h"
@@ -32,6 +33,8 @@ struct clockd_posix_timer {
 	int64_t interval_ns;    /* 0: one-shot */
 	int64_t last_ns;        /* the last expiry notified; 0: none */
 	int overrun;            /* of the last expiry notified */
+	uint64_t counted;       /* expiries of this arm notified or overrun */
+	bool queued;            /* CLOCKD_SIGEV_SIGNAL: one was sent */
 };
 
 static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
@@ -156,6 +159,10 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 			return -errno;
 		at += ts_ns(&now);
 	}
+	/* The kernel rounds an interval up to its resolution; ours is the
+	 * protocol's shortest period. */
+	if (period && period < CTL_MIN_PERIOD_NS)
+		period = CTL_MIN_PERIOD_NS;
 	if (period) {
 		rec.flags |= CTL_ARM_PERIODIC;
 		rec.period = (uint64_t)period;
@@ -166,6 +173,7 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 		return err;
 	t->first_ns = at;
 	t->interval_ns = period;
+	t->counted = 0;
 	return 0;
 }
 
@@ -178,9 +186,8 @@ CLOCKD_EXPORT int clockd_timer_settime(clockd_timer_t t, int flags, const struct
 		return fail(!t ? EINVAL : EFAULT);
 	if ((flags & ~TIMER_ABSTIME) || !ts_valid(&value->it_value) || !ts_valid(&value->it_interval))
 		return fail(EINVAL);
-	if (ts_ns(&value->it_interval) != 0 && ts_ns(&value->it_interval) < CTL_MIN_PERIOD_NS)
-		return fail(EINVAL);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	err = lib_core_take_err(&t->core);
 	if (err) {
 		lib_tlock_unlock();
@@ -202,7 +209,8 @@ CLOCKD_EXPORT int clockd_timer_gettime(clockd_timer_t t, struct itimerspec *valu
 
 	if (!t || !value)
 		return fail(!t ? EINVAL : EFAULT);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	err = lib_core_take_err(&t->core);
 	if (!err)
 		get_locked(t, value);
@@ -216,7 +224,8 @@ CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 
 	if (!t)
 		return fail(EINVAL);
-	lib_tlock_lock();
+	if (lib_tlock_lock_sig() < 0)
+		return fail(EAGAIN);
 	r = t->overrun;
 	lib_tlock_unlock();
 	return r;
@@ -250,14 +259,73 @@ CLOCKD_EXPORT int clockd_timer_fd(clockd_timer_t t)
 	return t->efd;
 }
 
+/*
+ * The expiries an expiry at @expires stands for, in the timer's own
+ * periods: the daemon runs a period under its timer_min_period_us at that
+ * minimum and counts its overruns in it, but POSIX counts the timer's own
+ * (a 1 us timer due 2500 s ago has 2.5e9 expiries, an overrun of INT_MAX).
+ */
+static uint64_t expiries(struct clockd_posix_timer *t, const struct timerrec *r)
+{
+	int64_t e = (int64_t)r->expires;
+	uint64_t total, n;
+
+	if (t->interval_ns <= 0 || e < t->first_ns)
+		return 1 + r->overrun;
+	total = (uint64_t)(e - t->first_ns) / (uint64_t)t->interval_ns + 1;
+	n = total > t->counted ? total - t->counted : 1;
+	t->counted = total > t->counted ? total : t->counted + 1;
+	return n;
+}
+
 static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n)
 {
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 
 	t->last_ns = (int64_t)r->expires;
-	t->overrun = r->overrun > INT_MAX ? INT_MAX : (int)r->overrun;
-	n->count = 1 + r->overrun;
+	n->count = expiries(t, r);
 	n->expires = (int64_t)r->expires;
+	/* A signal's overrun is settled when it is sent (ptimer_signal). */
+	if (t->sev.notify != CLOCKD_SIGEV_SIGNAL)
+		t->overrun = n->count - 1 > INT_MAX ? INT_MAX : (int)(n->count - 1);
+}
+
+/*
+ * POSIX: at most one signal of a timer is queued; expiries while it is
+ * pending are overruns (timer_getoverrun() counts them). The signal is
+ * sent as the kernel sends it, si_code SI_TIMER with si_overrun. Whether
+ * the last one is still pending is the process's pending set (this
+ * delivery thread blocks every signal, so its own set is empty): a signal
+ * of the same number from elsewhere pending too counts as ours.
+ */
+static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
+{
+	siginfo_t si;
+	sigset_t pend;
+	bool pending;
+	int over;
+
+	sigemptyset(&pend);
+	pending = sigpending(&pend) == 0 && sigismember(&pend, t->sev.signo) == 1;
+	lib_tlock_lock_fast();
+	if (pending && t->queued) {
+		uint64_t sum = (uint64_t)t->overrun + count;
+
+		t->overrun = sum > INT_MAX ? INT_MAX : (int)sum;
+		lib_tlock_unlock_fast();
+		return;
+	}
+	over = count - 1 > INT_MAX ? INT_MAX : (int)(count - 1);
+	t->overrun = over;
+	t->queued = true;
+	lib_tlock_unlock_fast();
+	memset(&si, 0, sizeof(si));
+	si.si_signo = t->sev.signo;
+	si.si_code = SI_TIMER;
+	si.si_value = t->sev.value;
+	si.si_overrun = over;
+	if (syscall(SYS_rt_sigqueueinfo, getpid(), t->sev.signo, &si) != 0)
+		sigqueue(getpid(), t->sev.signo, t->sev.value);
 }
 
 /* The daemon hands ns expiries over up to its lead early (timerrec.h):
@@ -279,7 +347,7 @@ static void ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *
 		wait_expiry(t, n->expires);
 	switch (t->sev.notify) {
 	case CLOCKD_SIGEV_SIGNAL:
-		sigqueue(getpid(), t->sev.signo, t->sev.value);
+		ptimer_signal(t, n->count);
 		break;
 	case CLOCKD_SIGEV_THREAD_CPU:
 		t->sev.fn(t->sev.value);

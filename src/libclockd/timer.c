@@ -398,10 +398,10 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	struct lib_tcore *core;
 	struct timerrec r = *rp;
 
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	core = c == lib_conn_current() ? lookup(&r) : NULL;
 	if (!core) {
-		lib_tlock_unlock();
+		lib_tlock_unlock_fast();
 		return 0;
 	}
 	if (r.op == TREC_ERROR || !core->periodic)
@@ -409,7 +409,7 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	if (r.op == TREC_ERROR) {
 		core->err = r.error;
 		lib_core_release(core);
-		lib_tlock_unlock();
+		lib_tlock_unlock_fast();
 		return 0;
 	}
 	if (core->periodic)
@@ -420,15 +420,15 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 		((struct clockd_timer *)(void *)((char *)core - offsetof(struct clockd_timer, lib)))->expires =
 			r.expires;
 	core->running++;
-	lib_tlock_unlock();
+	lib_tlock_unlock_fast();
 
 	run_callback(core, &note);
 
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	if (--core->running == 0)
 		lib_tlock_broadcast();
 	lib_core_release(core);
-	lib_tlock_unlock();
+	lib_tlock_unlock_fast();
 	return 1;
 }
 
@@ -487,7 +487,7 @@ static int fail(int err)
 /* The common end of the calls: unlock, map -errno to -1 + errno. */
 static int unlock_ret(int ret)
 {
-	lib_tlock_unlock();
+	lib_tlock_unlock_fast();
 	return ret < 0 ? fail(-ret) : ret;
 }
 
@@ -531,7 +531,7 @@ CLOCKD_EXPORT int clockd_add_timer(struct clockd_timer *timer, uint64_t expires)
 
 	if (!timer)
 		return fail(EFAULT);
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	r = karm(timer, expires, -1, true);
 	return unlock_ret(r < 0 ? r : 0);
 }
@@ -544,7 +544,7 @@ CLOCKD_EXPORT int clockd_add_timer_on(struct clockd_timer *timer, uint64_t expir
 		return fail(EFAULT);
 	if (cpu >= TIMER_SHM_MAX_CPUS)
 		return fail(ENXIO);
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	r = karm(timer, expires, (int)cpu, true);
 	return unlock_ret(r < 0 ? r : 0);
 }
@@ -553,7 +553,7 @@ CLOCKD_EXPORT int clockd_mod_timer(struct clockd_timer *timer, uint64_t expires)
 {
 	if (!timer)
 		return fail(EFAULT);
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	return unlock_ret(karm(timer, expires, kcore(timer)->cpu, false));
 }
 
@@ -565,7 +565,7 @@ CLOCKD_EXPORT int clockd_del_timer(struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = kcore(timer);
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	err = lib_core_take_err(core);
 	return unlock_ret(err ? -err : lib_core_cancel(core));
 }
@@ -578,7 +578,7 @@ CLOCKD_EXPORT int clockd_del_timer_sync(struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = kcore(timer);
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	if (in_callback == core)
 		return unlock_ret(-EDEADLK);
 	lib_core_take_err(core);
@@ -600,8 +600,8 @@ CLOCKD_EXPORT int clockd_timer_pending(const struct clockd_timer *timer)
 	if (!timer)
 		return fail(EFAULT);
 	core = (const struct lib_tcore *)(const void *)timer->lib;
-	lib_tlock_lock();
+	lib_tlock_lock_fast();
 	r = lib_core_pending(core);
-	lib_tlock_unlock();
+	lib_tlock_unlock_fast();
 	return r;
 }

@@ -13,3 +13,12 @@ TESTS += tests/preload/switch.sh
 EXTRA_DIST += tests/preload/switch.sh
 tests_preload_follow_SOURCES = tests/preload/follow.c
 tests_preload_follow_LDADD = src/libclockd/libclockd.la -lpthread
+# Issue 26: POSIX timers, sleeps and signals under the preload, against
+# the kernel's (tests/preload/posix.sh); posixprog links no libclockd.
+check_PROGRAMS += tests/preload/posixprog tests/preload/deadread
+TESTS += tests/preload/posix.sh
+EXTRA_DIST += tests/preload/posix.sh
+tests_preload_posixprog_SOURCES = tests/preload/posixprog.c
+tests_preload_posixprog_LDADD = -lrt
+tests_preload_deadread_SOURCES = tests/preload/deadread.c
+tests_preload_deadread_LDADD = src/libclockd/libclockd.la

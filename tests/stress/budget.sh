@@ -8,7 +8,8 @@
 #    builds and a loaded machine; the figures are printed: make bench-like
 #    runs measured 22% with the defaults, see the README), the attackers'
 #    periods beyond their budget come back as overruns, their 1 us periods
-#    are counted at timer_min_period_us (100 us), and the well-behaved
+#    run at timer_min_period_us (100 us) but are counted in their own 1 us
+#    units, as the kernel counts overruns (issue 26), and the well-behaved
 #    timer keeps firing;
 #  - with the timer threads at SCHED_FIFO (timer_priority, 30 by default;
 #    asserted as root, where the daemon may use it), a hostile client does
@@ -62,11 +63,12 @@ awk -v f="$flood" 'BEGIN { exit !(f <= 50) }'
 ok $? "the daemon's CPU while flooded: $flood% of a core (bound 50%; target 25%)"
 [ "$overruns" -gt 0 ]
 ok $? "the attackers' periods over budget came back as overruns ($overruns)"
-# Each attacker timer ran at most secs + 3 seconds; at the 100 us the
-# daemon raises a 1 us period to, that is at most 10000 periods a second.
+# Each attacker timer ran at least secs and at most secs + 3 seconds: at
+# most 1e6 of its own 1 us periods a second, more than the 10000 a second
+# of the 100 us the daemon runs it at.
 expiries=${20:-0}
-awk -v e="$expiries" -v s="$secs" 'BEGIN { exit !(e > 0 && e <= 2000 * 10000 * (s + 3)) }'
-ok $? "1 us periods ran at timer_min_period_us (100 us): $expiries periods counted in all"
+awk -v e="$expiries" -v s="$secs" 'BEGIN { exit !(e > 2000 * 10000 * (s + 3) && e <= 2000 * 1000000 * (s + 3)) }'
+ok $? "1 us periods, run at timer_min_period_us (100 us), counted in their own units: $expiries in all"
 busy_quiet=${24:-0}
 busy_flood=${26:-0}
 awk -v q="$busy_quiet" -v f="$busy_flood" 'BEGIN { exit !(f > 5 && f >= q / 4) }'
