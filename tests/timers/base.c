@@ -583,6 +583,72 @@ static void test_backlog_bounded(const struct tb_params *good)
 	tb = main_tb;
 }
 
+/* ---- the expiry budget holds for one-shots re-armed from callbacks ---- */
+
+#define BUDGET_RATE 1000u
+#define BUDGET_IDS 512u
+
+/* A client re-arming BUDGET_IDS one-shot jiffies timers (mod_timer(t,
+ * jiffies + 1)) and as many ns ones (due at once) as each fires, for
+ * BASE_BUDGET_S seconds, on bases with a budget of BUDGET_RATE expiries a
+ * second: it gets about its budget (bursts of a tenth of a second), not
+ * the millions a second the callbacks could make; nothing is refused.
+ * Run on bases of its own, after the others are stopped. */
+static void test_budget_oneshots(const struct tb_params *good)
+{
+	unsigned secs = env_uint("BASE_BUDGET_S", 3);
+	struct tb_params p = *good;
+	uint64_t t0, t1, jiffies_fires = 0, ns_fires = 0, ceiling;
+	struct tb_client_stats st;
+	struct timerrec r[256];
+	struct tbc t;
+
+	p.max_expiries_per_sec = BUDGET_RATE;
+	tb = tbc_bases_start(&p); /* the helpers here use tb; ticked */
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	t0 = tbc_kns();
+	for (uint32_t id = 0; id < 2 * BUDGET_IDS; id++) {
+		struct timerrec a = id < BUDGET_IDS ? arm_rec(id, 1, CTL_CLOCK_JIFFIES, 0, 1, 0)
+						    : arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+		tbc_push(&t, 0, &a);
+	}
+	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u) {
+		int n = tbc_pop(&t, 0, r, 256);
+
+		for (int i = 0; i < n; i++) {
+			struct timerrec a;
+
+			if (r[i].op != TREC_FIRE)
+				continue;
+			if (r[i].timer_id < BUDGET_IDS) {
+				jiffies_fires++;
+				a = arm_rec(r[i].timer_id, 1, CTL_CLOCK_JIFFIES, 0, 1, 0);
+			} else {
+				ns_fires++;
+				a = arm_rec(r[i].timer_id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+			}
+			tbc_push(&t, 0, &a);
+		}
+		if (n == 0)
+			tbc_sleep_us(200);
+	}
+	tb_client_stats(tb, t.c, &st);
+	/* The budget over the run, its burst, and a tenth for the rounding
+	 * of the turns. */
+	ceiling = (uint64_t)BUDGET_RATE * (t1 - t0) / 1000000000u * 11 / 10 + BUDGET_RATE / 10;
+	OK(st.fired <= ceiling && jiffies_fires + ns_fires <= st.fired,
+	   "one-shots re-armed from their callbacks keep to the budget: %" PRIu64 " expiries in %.1f s "
+	   "(ceiling %" PRIu64 ", budget %u/s)", st.fired, (double)(t1 - t0) / 1e9, ceiling, BUDGET_RATE);
+	OK(jiffies_fires > 0 && ns_fires > 0 && st.fired >= (uint64_t)BUDGET_RATE * secs / 4 && st.dropped == 0,
+	   "and are served, late, not refused: %" PRIu64 " jiffies and %" PRIu64 " ns callbacks, %" PRIu64
+	   " dropped", jiffies_fires, ns_fires, st.dropped);
+	tbc_close(&t, tb);
+	tbc_bases_stop(tb);
+	tb = NULL;
+}
+
 /* ---- 1e6 pending, cancelled, none fires ---- */
 
 static void test_many(void)
@@ -844,6 +910,7 @@ int main(void)
 	test_backlog_bounded(&p);
 	test_free_pending();
 	tbc_bases_stop(tb);
+	test_budget_oneshots(&p);
 	tap_plan(ntests);
 	return tap_done();
 }

@@ -62,6 +62,8 @@ struct tb_slot {
 			    * added to the overrun of its next FIRE */
 	uint8_t owing;
 	uint8_t kind;      /* enum tb_kind */
+	uint8_t paid;      /* over its client's budget, it waits for a token
+			    * reserved for it (timer.c: budget_take) */
 };
 
 /* FIFO of records that found the delivery ring full. */

@@ -206,6 +206,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	s->folded = 0;
+	s->paid = 0;
 	/* Shorter periods cost the daemon more than they can be worth: they
 	 * run at the shortest one allowed (timer_min_period_us). */
 	if (s->period && kind != TB_JIFFIES && s->period < b->tb->p.min_period_ns)
@@ -316,8 +317,14 @@ void tb_expire_due(struct tb_base *b)
 
 /*
  * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
- * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
- * @kmono: true and spent, or false with *@when the time one is back.
+ * second, bursts of a tenth of a second's worth), taken by every expiry,
+ * periodic or one-shot, jiffies or ns, armed on the ring or the socket, at
+ * kernel CLOCK_MONOTONIC @kmono: true and spent; or false, over budget,
+ * with *@when the kernel time of the next token, reserved for the caller:
+ * the timers over budget queue up a token apart, each moved once and paid
+ * (slot.paid) when its turn comes, before any newcomer (moving them all
+ * to the first token instead would have every one re-sorted at every
+ * token, and let a timer re-armed at once take every token back).
  */
 static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 {
@@ -328,21 +335,26 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 		return true;
 	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
 	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
+	cc->budget_tat = sat_add(tat, step);
 	if (tat - kmono > burst) {
 		*when = tat - burst;
 		return false;
 	}
-	cc->budget_tat = tat + step;
 	return true;
 }
 
-/* How long a timer of @cc over budget until kernel time @when (@kmono
- * now) waits its turn, ns: see defer_over_budget. */
-static uint64_t budget_turn(const struct tb_cc *cc, uint64_t kmono, uint64_t when)
+/* Whether @s may expire now: its turn was paid for, or the budget has a
+ * token; if not, *@when is its turn (budget_take). */
+static bool may_expire(struct tb_slot *s, uint64_t kmono, uint64_t *when)
 {
-	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
-
-	return sat_add(when - kmono, cc->npending * (NSEC_PER_SEC / rate));
+	if (s->paid) {
+		s->paid = 0;
+		return true;
+	}
+	if (budget_take(s->cc, kmono, when))
+		return true;
+	s->paid = 1;
+	return false;
 }
 
 /* @skipped more periods of @s folded into its next FIRE's overrun. */
@@ -351,13 +363,17 @@ static void fold(struct tb_slot *s, uint64_t skipped)
 	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
 }
 
-/* A periodic jiffies timer whose client is over budget: as
- * defer_over_budget, in jiffies. */
+/* A jiffies timer whose client is over budget: as defer_over_budget, in
+ * jiffies. */
 static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint64_t kmono, uint64_t when)
 {
 	struct tb_base *b = s->cc->base;
-	uint64_t until = sat_add(b->tick_jiffies, budget_turn(s->cc, kmono, when) / b->tb->jiffy_ns + 1), next;
+	uint64_t until = sat_add(b->tick_jiffies, (when - kmono) / b->tb->jiffy_ns + 1), next;
 
+	if (!s->period) {
+		wheel_add(w, &s->u.w, until);
+		return;
+	}
 	fold(s, periodic_step(&exp, s->period, until, &next) + 1);
 	if (next != UINT64_MAX) {
 		wheel_add(w, &s->u.w, next);
@@ -376,7 +392,7 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
 	uint64_t when;
 
-	if (s->period && !budget_take(s->cc, kns, &when)) {
+	if (!may_expire(s, kns, &when)) {
 		defer_jiffies(w, s, exp, kns, when);
 		return;
 	}
@@ -418,18 +434,22 @@ void tb_expire_jiffies(struct tb_base *b)
 
 /*
  * @s, due at @now on its heap's clock, finds its client over budget until
- * kernel time @when (@kmono now). It waits its turn: the budget shared by
- * the client's pending timers gives each one expiry in npending of them,
- * so it moves that far beyond @when (moving it only to @when would have
- * every one of them re-sorted at every token, which costs more than the
- * expiries). Every period passed over is folded into the overrun of the
- * expiry after, as the kernel folds an itimer's missed periods.
+ * kernel time @when (@kmono now), its turn (budget_take). Every period
+ * passed over is folded into
+ * the overrun of the expiry after, as the kernel folds an itimer's missed
+ * periods. A one-shot is served late: it moves to its turn, and its FIRE
+ * says when it was served, so a client re-arming one-shots from their
+ * callbacks (mod_timer(t, jiffies + 1)) gets its budget and no more.
  */
 static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
 			      uint64_t when)
 {
-	uint64_t exp = s->u.h.deadline, until = sat_add(now, budget_turn(s->cc, kmono, when)), next;
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next;
 
+	if (!s->period) {
+		hrheap_update(h, &s->u.h, until > exp ? until : exp);
+		return;
+	}
 	fold(s, periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1);
 	if (next <= INT64_MAX) {
 		hrheap_update(h, &s->u.h, next);
@@ -457,7 +477,7 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
-		if (s->period && !budget_take(s->cc, kmono, &when)) {
+		if (!may_expire(s, kmono, &when)) {
 			defer_over_budget(h, s, now, kmono, when);
 			continue;
 		}
