@@ -142,6 +142,51 @@ static bool thread_pinned(unsigned cpu)
 	return found && pinned;
 }
 
+/* Context switches of base thread clockd-tb/@cpu so far: its wake-ups
+ * (a sleep in epoll_wait is one voluntary switch), 0 if not found; its CPU
+ * time in *@cpu_ns (schedstat). */
+static uint64_t base_switches(unsigned cpu, uint64_t *cpu_ns)
+{
+	char want[32], path[300], line[128];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	*cpu_ns = 0;
+	snprintf(want, sizeof(want), "clockd-tb/%u\n", cpu);
+	while (d && (e = readdir(d))) {
+		FILE *f;
+		bool match;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		match = fgets(line, sizeof(line), f) && strcmp(line, want) == 0;
+		fclose(f);
+		if (!match)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f))
+			*cpu_ns = strtoull(line, NULL, 10);
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+				n += strtoull(line + 24, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* A jiffies and a ns timer armed on ring pair k fire in k's delivery ring
  * (only base k produces it), and base k's thread is pinned to its CPU. */
 static void test_pinned(void)
@@ -649,6 +694,60 @@ static void test_budget_oneshots(const struct tb_params *good)
 	tb = NULL;
 }
 
+/* ---- a client over budget costs a wake-up per batch, not per token ---- */
+
+#define BATCH_RATE 10000u
+#define BATCH_IDS 1000u
+
+/* BATCH_IDS periodic ns timers of 100 us at spread phases (the abuse of
+ * #16), popped as they come, for BASE_BUDGET_S seconds against a budget of
+ * BATCH_RATE a second: the client gets its budget with the rest in
+ * overruns, and the base thread wakes up for batches of turns (at most
+ * one a millisecond, and some slack), not once per token. */
+static void test_budget_batched(const struct tb_params *good)
+{
+	unsigned secs = env_uint("BASE_BUDGET_S", 3);
+	struct tb_params p = *good;
+	uint64_t t0, t1, w0, w1, c0, c1, ceiling, per_s;
+	struct tb_client_stats st;
+	struct timerrec r[256];
+	struct tbc t;
+
+	p.max_expiries_per_sec = BATCH_RATE;
+	p.min_period_ns = 100000;
+	tb = tbc_bases_start(&p); /* the helpers here use tb; ticked */
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	for (uint32_t id = 0; id < BATCH_IDS; id++) {
+		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC, 1000000 + id * 97u, 100000);
+
+		tbc_push(&t, 0, &a);
+	}
+	tbc_sleep_us(300000); /* past the first burst */
+	while (tbc_pop(&t, 0, r, 256) > 0)
+		;
+	tb_client_stats(tb, t.c, &st);
+	w0 = base_switches(t.cpu[0], &c0);
+	t0 = tbc_kns();
+	ceiling = st.fired;
+	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u)
+		if (tbc_pop(&t, 0, r, 256) == 0)
+			tbc_sleep_us(1000);
+	w1 = base_switches(t.cpu[0], &c1);
+	tb_client_stats(tb, t.c, &st);
+	per_s = (w1 - w0) * 1000000000u / (t1 - t0);
+	ceiling += (uint64_t)BATCH_RATE * (t1 - t0) / 1000000000u * 11 / 10 + BATCH_RATE / 10;
+	OK(st.fired <= ceiling && st.overruns > st.fired,
+	   "1000 timers of 100 us over a budget of %u/s: %" PRIu64 " expiries (ceiling %" PRIu64 "), %" PRIu64
+	   " overruns", BATCH_RATE, st.fired, ceiling, st.overruns);
+	OK(w0 > 0 && per_s <= 2500,
+	   "its base woke %" PRIu64 " times a second (bound 2500: batches of turns), used %.1f%% of its CPU",
+	   per_s, (double)(c1 - c0) * 100 / (double)(t1 - t0));
+	tbc_close(&t, tb);
+	tbc_bases_stop(tb);
+	tb = NULL;
+}
+
 /* ---- 1e6 pending, cancelled, none fires ---- */
 
 static void test_many(void)
@@ -911,6 +1010,7 @@ int main(void)
 	test_free_pending();
 	tbc_bases_stop(tb);
 	test_budget_oneshots(&p);
+	test_budget_batched(&p);
 	tap_plan(ntests);
 	return tap_done();
 }

@@ -34,6 +34,9 @@
 /* At most this many submissions per client per round: a flooding client
  * cannot delay the others' expiries by more than one batch. */
 #define TB_SUB_BUDGET 4096u
+/* The turns of timers over their client's budget are rounded up to this
+ * much kernel time (ns): a wake-up serves the turns of a millisecond. */
+#define TB_BUDGET_QUANTUM_NS 1000000u
 /* Lateness histogram: 4 buckets per power of two of ns, up to 2^31 ns. */
 #define TB_HIST_BUCKETS 128u
 

@@ -65,6 +65,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* @v rounded up to a multiple of @q. */
+static uint64_t round_up(uint64_t v, uint64_t q)
+{
+	return v % q ? sat_add(v - v % q, q) : v;
+}
+
 /* An expiry of @s: @expires is the latest expiry it stands for, @overrun
  * the earlier ones it folds in (periodic timers that missed periods). */
 static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
@@ -324,7 +330,9 @@ void tb_expire_due(struct tb_base *b)
  * the timers over budget queue up a token apart, each moved once and paid
  * (slot.paid) when its turn comes, before any newcomer (moving them all
  * to the first token instead would have every one re-sorted at every
- * token, and let a timer re-armed at once take every token back).
+ * token, and let a timer re-armed at once take every token back). The
+ * turns are rounded up to TB_BUDGET_QUANTUM_NS of kernel time, the same
+ * for every client of the base: one wake-up serves a batch of them.
  */
 static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 {
@@ -337,7 +345,7 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
 	cc->budget_tat = sat_add(tat, step);
 	if (tat - kmono > burst) {
-		*when = tat - burst;
+		*when = round_up(tat - burst, TB_BUDGET_QUANTUM_NS);
 		return false;
 	}
 	return true;
