@@ -213,6 +213,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	s->folded = 0;
 	s->paid = 0;
+	s->lag = 0;
 	/* Shorter periods cost the daemon more than they can be worth: they
 	 * run at the shortest one allowed (timer_min_period_us). */
 	if (s->period && kind != TB_JIFFIES && s->period < b->tb->p.min_period_ns)
@@ -351,6 +352,11 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 	return true;
 }
 
+bool tb_cc_over_budget(const struct tb_cc *cc, uint64_t kmono)
+{
+	return cc->base->tb->p.max_expiries_per_sec && cc->budget_tat > sat_add(kmono, NSEC_PER_SEC / 10);
+}
+
 /* Whether @s may expire now: its turn was paid for, or the budget has a
  * token; if not, *@when is its turn (budget_take). */
 static bool may_expire(struct tb_slot *s, uint64_t kmono, uint64_t *when)
@@ -378,8 +384,9 @@ static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint
 	struct tb_base *b = s->cc->base;
 	uint64_t until = sat_add(b->tick_jiffies, (when - kmono) / b->tb->jiffy_ns + 1), next;
 
-	if (!s->period) {
-		wheel_add(w, &s->u.w, until);
+	if (!s->period || until <= exp) {
+		/* A one-shot at its turn; a period that comes after it kept. */
+		wheel_add(w, &s->u.w, until > exp ? until : exp);
 		return;
 	}
 	fold(s, periodic_step(&exp, s->period, until, &next) + 1);
@@ -421,6 +428,9 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	 * tick that made us run. */
 	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
 	fire(s, exp, overrun);
+	/* Still over budget: its turn now (defer_early). */
+	if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kns) && !may_expire(s, kns, &when))
+		defer_jiffies(w, s, wt->expires, kns, when);
 	/* A tick can make thousands of jiffies timers due (a client that
 	 * keeps its whole quota a few ticks ahead): an ns timer that comes
 	 * due meanwhile is run between them, not after them all. */
@@ -454,12 +464,21 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 {
 	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next;
 
+	uint64_t target = until > exp ? until : exp;
+
 	if (!s->period) {
-		hrheap_update(h, &s->u.h, until > exp ? until : exp);
+		hrheap_update(h, &s->u.h, target);
 		return;
 	}
-	fold(s, periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1);
-	if (next <= INT64_MAX) {
+	/* At its turn, as the last period before it (lag: how far before),
+	 * so that the turns of a batch share one wake-up; periods passed
+	 * over before that one are folded. */
+	fold(s, periodic_step(&exp, s->period, target, &next));
+	if (target - exp <= UINT32_MAX && target <= INT64_MAX) {
+		s->lag = (uint32_t)(target - exp);
+		hrheap_update(h, &s->u.h, target);
+	} else if (next <= INT64_MAX) {
+		fold(s, 1);
 		hrheap_update(h, &s->u.h, next);
 	} else {
 		hrheap_del(h, &s->u.h);
@@ -468,12 +487,18 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 	}
 }
 
+/*
+ * defer_early: a periodic timer that expires while its client is over
+ * budget would find it so at its next period too, waking the base only to
+ * be deferred: it takes its turn (budget_take) as it expires instead, its
+ * next period folded in as if it had come due. A client over budget then
+ * costs a wake-up per batch of turns, not one per period of each timer.
+ */
 static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun, kmono, when;
-
+	uint64_t now, next, exp, overrun, kmono, when, late;
 	uint64_t lead = b->tb->p.lead_ns;
 
 	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
@@ -489,7 +514,10 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			defer_over_budget(h, s, now, kmono, when);
 			continue;
 		}
-		exp = node->deadline;
+		/* Lateness from its deadline: a turn over budget (lag) is not. */
+		late = now > node->deadline ? now - node->deadline : 0;
+		exp = node->deadline - s->lag;
+		s->lag = 0;
 		overrun = 0;
 		if (s->period) {
 			/* Only periods whose expiry has passed are missed. */
@@ -506,8 +534,12 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			s->kind = TB_NONE;
 			pending_dec(s->cc);
 		}
-		tb_hist_add(b, now > exp ? now - exp : 0);
+		tb_hist_add(b, late);
 		fire(s, exp, overrun);
+		/* Still over budget: its turn now (defer_early). */
+		if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kmono) &&
+		    !may_expire(s, kmono, &when))
+			defer_over_budget(h, s, now, kmono, when);
 	}
 }
 
