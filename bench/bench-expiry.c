@@ -12,7 +12,10 @@
  * machine). CPU is this process's (all threads) plus, for clockd, the
  * daemon's (all threads, /proc/PID/task/[*]/schedstat), per expiry
  * offered (the periods elapsed over the phase: an expiry folded into an
- * overrun counts as delivered, as a timerfd's count does).
+ * overrun counts as delivered, as a timerfd's count does). The daemon's
+ * own cost with no timer (its tick: HZ wake-ups a second whatever the
+ * timers) is measured before each repetition and shown apart: "clockd
+ * beyond it" is what the timers add.
  *
  * usage: bench-expiry DAEMON_PID [-r REPS] [-s SECONDS] [-n N,N,...] [-p MS,MS,...]
  * Prints a line per configuration and repetition, then the median ratio
@@ -37,7 +40,7 @@
 #include <clockd/clockd.h>
 
 #define NS 1000000000LL
-#define MAX_TIMERS 10000
+#define MAX_TIMERS 10001
 #define MAX_REPS 20
 #define MAX_CONF 16
 
@@ -157,7 +160,19 @@ static void clockd_fn(union sigval v)
 	__atomic_fetch_add(&counted, 1 + (unsigned long long)(o > 0 ? o : 0), __ATOMIC_RELAXED);
 }
 
+/* The daemon's CPU with no timer of ours, ns per second (its tick). */
+static double daemon_idle_rate(void)
+{
+	int64_t d0 = task_cpu_ns(daemon_pid), t0 = mono(), d1, t1;
+
+	usleep((useconds_t)(phase_s * 1e6));
+	d1 = task_cpu_ns(daemon_pid);
+	t1 = mono();
+	return (double)(d1 - d0) * 1e9 / (double)(t1 - t0);
+}
+
 enum side { S_TIMERFD, S_POSIX, S_CLOCKD, S_N };
+static double idle_rate, clockd_marginal;
 static const char *side_name[S_N] = { "timerfd", "posix", "clockd" };
 
 /* One phase: CPU ns per expiry offered, and the share delivered (%). */
@@ -253,6 +268,9 @@ static double run_side(enum side sd, int n, int64_t period_ns, double *delivered
 		for (int i = 0; i < n; i++)
 			clockd_timer_delete(ctim[i]);
 	}
+	if (sd == S_CLOCKD && offered)
+		clockd_marginal = ((double)((c1 - c0) + (d1 - d0)) - idle_rate * (double)(t1 - start) / 1e9) /
+				  (double)offered;
 	return offered ? (double)((c1 - c0) + (d1 - d0)) / (double)offered : 0;
 }
 
@@ -315,6 +333,7 @@ int main(int argc, char **argv)
 			for (int r = 0; r < reps; r++) {
 				double cpu[S_N], del[S_N];
 
+				idle_rate = daemon_idle_rate();
 				/* Each repetition starts with another side. */
 				for (int k = 0; k < S_N; k++) {
 					int sd = (k + r) % S_N;
@@ -326,7 +345,10 @@ int main(int argc, char **argv)
 				printf("%5d timers @ %2ld ms rep %d: us/expiry", n, ps[pi], r + 1);
 				for (int s = 0; s < S_N; s++)
 					printf(" %s %.2f (%.0f%%)", side_name[s], cpu[s] / 1e3, del[s]);
-				printf("  clockd/timerfd %.2fx clockd/posix %.2fx\n", ratio[0][r], ratio[1][r]);
+				printf("  clockd/timerfd %.2fx clockd/posix %.2fx; daemon idle %.1f%% of a core, "
+				       "clockd beyond it %.2f us (%.2fx timerfd)\n", ratio[0][r], ratio[1][r],
+				       idle_rate / 1e7, clockd_marginal / 1e3,
+				       cpu[S_TIMERFD] > 0 ? clockd_marginal / cpu[S_TIMERFD] : 0);
 				fflush(stdout);
 			}
 			qsort(ratio[0], (size_t)reps, sizeof(double), cmpd);
