@@ -704,12 +704,43 @@ static void test_budget_oneshots(const struct tb_params *good)
  * BATCH_RATE a second: the client gets its budget with the rest in
  * overruns, and the base thread wakes up for batches of turns (at most
  * one a millisecond, and some slack), not once per token. */
+/* Account a record of the batched run: each FIRE is a period of its
+ * timer (phase @first + id * 97, period 100 us), in order, its overrun
+ * the periods before it since the last one, and never early. */
+struct acct {
+	uint64_t first, last[BATCH_IDS], count[BATCH_IDS];
+	unsigned bad;
+};
+
+static void acct_take(struct acct *a, const struct timerrec *r, unsigned n)
+{
+	uint64_t now = tbc_now(CTL_CLOCK_MONOTONIC);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t id = r[i].timer_id;
+		uint64_t e0 = a->first + id * 97u, x = r[i].expires;
+
+		if (r[i].op != TREC_FIRE || id >= BATCH_IDS || x < e0 || (x - e0) % 100000 ||
+		    x > now || (a->count[id] && x <= a->last[id]) ||
+		    (x - e0) / 100000 + 1 != a->count[id] + 1 + r[i].overrun) {
+			if (a->bad++ < 3)
+				tap_diag("record %u: op %u id %u expires %" PRIu64 " overrun %" PRIu64
+					 " (periods %" PRIu64 " before)", i, r[i].op, id, x, r[i].overrun,
+					 a->count[id < BATCH_IDS ? id : 0]);
+			continue;
+		}
+		a->count[id] += 1 + r[i].overrun;
+		a->last[id] = x;
+	}
+}
+
 static void test_budget_batched(const struct tb_params *good)
 {
-	unsigned secs = env_uint("BASE_BUDGET_S", 3);
+	unsigned secs = env_uint("BASE_BUDGET_S", 3), n;
 	struct tb_params p = *good;
 	uint64_t t0, t1, w0, w1, c0, c1, ceiling, per_s;
 	struct tb_client_stats st;
+	static struct acct acct;
 	struct timerrec r[256];
 	struct tbc t;
 
@@ -718,21 +749,27 @@ static void test_budget_batched(const struct tb_params *good)
 	tb = tbc_bases_start(&p); /* the helpers here use tb; ticked */
 	if (!tbc_open(&t, tb))
 		tap_bail("tb_client_new: %s", strerror(errno));
+	memset(&acct, 0, sizeof(acct));
+	acct.first = tbc_now(CTL_CLOCK_MONOTONIC) + 1000000;
 	for (uint32_t id = 0; id < BATCH_IDS; id++) {
-		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC, 1000000 + id * 97u, 100000);
+		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC | CTL_ARM_ABSTIME,
+					    acct.first + id * 97u, 100000);
 
 		tbc_push(&t, 0, &a);
 	}
 	tbc_sleep_us(300000); /* past the first burst */
-	while (tbc_pop(&t, 0, r, 256) > 0)
-		;
+	while ((n = (unsigned)tbc_pop(&t, 0, r, 256)) > 0)
+		acct_take(&acct, r, n);
 	tb_client_stats(tb, t.c, &st);
 	w0 = base_switches(t.cpu[0], &c0);
 	t0 = tbc_kns();
 	ceiling = st.fired;
-	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u)
-		if (tbc_pop(&t, 0, r, 256) == 0)
+	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u) {
+		n = (unsigned)tbc_pop(&t, 0, r, 256);
+		acct_take(&acct, r, n);
+		if (n == 0)
 			tbc_sleep_us(1000);
+	}
 	w1 = base_switches(t.cpu[0], &c1);
 	tb_client_stats(tb, t.c, &st);
 	per_s = (w1 - w0) * 1000000000u / (t1 - t0);
@@ -740,6 +777,9 @@ static void test_budget_batched(const struct tb_params *good)
 	OK(st.fired <= ceiling && st.overruns > st.fired,
 	   "1000 timers of 100 us over a budget of %u/s: %" PRIu64 " expiries (ceiling %" PRIu64 "), %" PRIu64
 	   " overruns", BATCH_RATE, st.fired, ceiling, st.overruns);
+	OK(acct.bad == 0,
+	   "each FIRE a period of its timer, in order, none early, its overrun the periods since the last "
+	   "(%u wrong)", acct.bad);
 	OK(w0 > 0 && per_s <= 2500,
 	   "its base woke %" PRIu64 " times a second (bound 2500: batches of turns), used %.1f%% of its CPU",
 	   per_s, (double)(c1 - c0) * 100 / (double)(t1 - t0));
