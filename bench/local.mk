@@ -14,6 +14,11 @@ bench_bench_ring_LDADD = src/shared/libshared.la -lpthread
 # arm+cancel throughput.
 bench_bench_timers_SOURCES = bench/bench-timers.c
 bench_bench_timers_LDADD = src/libclockd/libclockd.la -lpthread
+# CPU per expiry (#27): libclockd timers against timerfds and POSIX timers.
+EXTRA_PROGRAMS += bench/bench-expiry
+bench_bench_expiry_SOURCES = bench/bench-expiry.c
+bench_bench_expiry_LDADD = src/libclockd/libclockd.la -lpthread -lrt
+CLEANFILES += bench/bench-expiry
 # The discipline against a simulated 1 PPS, faster than real time: the
 # fixed window against the adaptive history.
 EXTRA_PROGRAMS += bench/bench-discipline
@@ -24,6 +29,7 @@ CLEANFILES += bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ri
 	bench/bench-discipline
 
 bench: bench/bench-read bench/tick-floor bench/bench-wheel bench/bench-ring bench/bench-delay bench/bench-timers \
+	bench/bench-expiry \
 	bench/bench-discipline src/clockd/clockd \
 	src/clockctl/clockctl src/libclockd/libclockd-preload.la tests/stress/flood tests/sysref/follow
 	$(SHELL) $(srcdir)/bench/run.sh '$(abs_top_builddir)'

@@ -225,8 +225,8 @@ const struct config_key config_table[] = {
 	  "shortest period of a periodic ns timer, us: shorter ones run at this period" },
 	{ "client_max_expiries_per_sec", CFG_UINT, "10000", 0, 10000000, NULL,
 	  FIELD(client_max_expiries_per_sec),
-	  "periodic expiries one client gets per second on each CPU; the rest are folded into "
-	  "overruns (0: no limit)" },
+	  "expiries (periodic or one-shot) one client gets per second on each CPU; the rest wait, "
+	  "periods folded into overruns (0: no limit)" },
 	{ "max_timers_per_user", CFG_UINT, "262144", 0, 1073741824, NULL, FIELD(max_timers_per_user),
 	  "timer ids of one user's clients together, shared out at HELLO (EDQUOT when none are "
 	  "left; 0: no limit)" },

@@ -16,6 +16,15 @@
  * Y". With the daemon's timer threads at SCHED_FIFO (the default), the
  * loop keeps running beside the flood only if the budgets hold.
  *
+ *   budget saturate DAEMON_PID NCPUS SECONDS
+ * A SCHED_OTHER busy loop pinned to each of CPUs 0 .. NCPUS - 1, SECONDS
+ * quiet, then SECONDS while two clients offer 100 k expiries a second
+ * (periodic 1 ms timers spread over the CPUs, CLOCKD_SIGEV_THREAD_CPU) and
+ * the one-shot re-arm flood (4096 jiffies timers a CPU, each re-armed
+ * from its callback for the next jiffy, as issue #27 found them). Prints
+ * "daemon_quiet Q daemon_flood F busy0 Q0 F0 busy1 Q1 F1 ...": % of one
+ * core, each phase.
+ *
  *   budget mem SOCKET CLIENTS
  * One user's CLIENTS clients each say HELLO and arm every timer id their
  * HELLO_ACK gives them (one-shot, an hour away), over the socket. Prints
@@ -240,6 +249,124 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 	return 0;
 }
 
+/* ---- saturation (issue #27): 100 k fires/s and the one-shot re-arm flood ---- */
+
+#define SAT_FIRES_PER_SEC 100000
+#define SAT_REARM_TIMERS 4096
+#define SAT_MAX_CPUS 64
+
+static void count_fire(union sigval v)
+{
+	(void)v;
+}
+
+/* 100 k expiries a second offered: periodic 1 ms timers spread over the
+ * @ncpus CPUs, run on the library's pinned threads; until killed. */
+static void offer_periodic(int ncpus)
+{
+	int per_cpu = SAT_FIRES_PER_SEC / 1000 / ncpus;
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		for (int i = 0; i < per_cpu; i++) {
+			struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = cpu,
+						       .fn = count_fire };
+			struct itimerspec its = { .it_interval = { 0, 1000000 },
+						  .it_value = { 0, 1000000 + i * (1000000 / per_cpu) } };
+			clockd_timer_t t;
+
+			if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t) < 0 ||
+			    clockd_timer_settime(t, 0, &its, NULL) < 0)
+				_exit(3);
+		}
+	}
+	for (;;)
+		pause();
+}
+
+/* The kernel's idiom: one-shot jiffies timers re-armed from their
+ * callbacks, mod_timer(t, jiffies + 1), SAT_REARM_TIMERS on each CPU. */
+static void rearm_fn(struct clockd_timer *t, void *arg)
+{
+	(void)arg;
+	clockd_mod_timer(t, clockd_get_jiffies_64() + 1);
+}
+
+static void offer_rearm(int ncpus)
+{
+	static struct clockd_timer t[SAT_MAX_CPUS][SAT_REARM_TIMERS];
+
+	for (int cpu = 0; cpu < ncpus && cpu < SAT_MAX_CPUS; cpu++) {
+		for (int i = 0; i < SAT_REARM_TIMERS; i++) {
+			if (clockd_timer_setup(&t[cpu][i], rearm_fn, NULL) < 0 ||
+			    clockd_add_timer_on(&t[cpu][i], clockd_get_jiffies_64() + 1, (unsigned)cpu) < 0)
+				_exit(3);
+		}
+	}
+	for (;;)
+		pause();
+}
+
+static pid_t offer(void (*fn)(int), int ncpus)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(6);
+		fn(ncpus);
+	}
+	return pid;
+}
+
+/* The busy loops' CPU time (@b) and the daemon's (*@d) over @secs. */
+static int64_t phase(pid_t daemon, const pid_t *busy, int ncpus, int secs, int64_t *b, int64_t *d)
+{
+	int64_t t0 = mono_ns(), d0 = daemon_cpu_ns(daemon), b0[SAT_MAX_CPUS];
+
+	for (int i = 0; i < ncpus; i++)
+		b0[i] = daemon_cpu_ns(busy[i]);
+	sleep((unsigned)secs);
+	for (int i = 0; i < ncpus; i++)
+		b[i] = daemon_cpu_ns(busy[i]) - b0[i];
+	*d = daemon_cpu_ns(daemon) - d0;
+	return mono_ns() - t0;
+}
+
+static int cmd_saturate(pid_t daemon, int ncpus, int secs)
+{
+	int64_t bq[SAT_MAX_CPUS], bf[SAT_MAX_CPUS], dq, df, tq, tf;
+	pid_t busy[SAT_MAX_CPUS], off[2];
+	int st;
+
+	if (ncpus < 1 || ncpus > SAT_MAX_CPUS)
+		return 2;
+	for (int i = 0; i < ncpus; i++)
+		if ((busy[i] = busy_loop(i)) < 0)
+			return 2;
+	tq = phase(daemon, busy, ncpus, secs, bq, &dq);
+	off[0] = offer(offer_periodic, ncpus);
+	off[1] = offer(offer_rearm, ncpus);
+	sleep(1); /* the offers arm */
+	tf = phase(daemon, busy, ncpus, secs, bf, &df);
+	for (int i = 0; i < 2; i++) {
+		if (waitpid(off[i], &st, WNOHANG) != 0)
+			return fprintf(stderr, "budget: an offering client failed (status %d)\n", st), 1;
+	}
+	printf("daemon_quiet %.1f daemon_flood %.1f", 100.0 * (double)dq / (double)tq, 100.0 * (double)df / (double)tf);
+	for (int i = 0; i < ncpus; i++)
+		printf(" busy%d %.1f %.1f", i, 100.0 * (double)bq[i] / (double)tq, 100.0 * (double)bf[i] / (double)tf);
+	printf("\n");
+	for (int i = 0; i < 2; i++) {
+		kill(off[i], SIGKILL);
+		waitpid(off[i], &st, 0);
+	}
+	for (int i = 0; i < ncpus; i++) {
+		kill(busy[i], SIGKILL);
+		waitpid(busy[i], &st, 0);
+	}
+	return 0;
+}
+
 static int cmd_mem(const char *path, int clients)
 {
 	int fds[CTLRAW_MAXFDS], hello = 0, edquot = 0, beyond = 0;
@@ -298,8 +425,11 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "cpu") == 0)
 		return cmd_cpu((pid_t)atol(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && strcmp(argv[1], "saturate") == 0)
+		return cmd_saturate((pid_t)atol(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "mem") == 0)
 		return cmd_mem(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: budget cpu DAEMON_PID CPU SECONDS | budget mem SOCKET CLIENTS\n");
+	fprintf(stderr, "usage: budget cpu DAEMON_PID CPU SECONDS | budget saturate DAEMON_PID NCPUS SECONDS | "
+			"budget mem SOCKET CLIENTS\n");
 	return 2;
 }

@@ -48,6 +48,15 @@ tests_stress_budget_SOURCES = tests/stress/budget.c tests/ctlraw.c tests/ctlraw.
 tests_stress_budget_LDADD = src/libclockd/libclockd.la src/shared/libshared.la -lpthread
 TESTS += tests/stress/budget.sh
 EXTRA_DIST += tests/stress/budget.sh
+# saturate.sh (root): 100 k expiries/s and the one-shot re-arm flood beside
+# a SCHED_OTHER busy loop per CPU: the daemon <= 25% of a core, the loops
+# keep their share, no RT throttling (issue #27; budget saturate).
+TESTS += tests/stress/saturate.sh
+EXTRA_DIST += tests/stress/saturate.sh
+# Both measure a busy loop's share of a CPU beside a flood: one after the
+# other, never side by side under make -j (one's flood is the other's
+# noise: budget.sh's loop kept 2.2% of its CPU beside saturate.sh's).
+tests/stress/saturate.log: tests/stress/budget.log
 # oom.sh: allocation failures injected into clockd (failalloc.so, an
 # LD_PRELOAD shim driven by a control file) and a client that arms into
 # them (oomclient).

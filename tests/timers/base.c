@@ -142,6 +142,51 @@ static bool thread_pinned(unsigned cpu)
 	return found && pinned;
 }
 
+/* Context switches of base thread clockd-tb/@cpu so far: its wake-ups
+ * (a sleep in epoll_wait is one voluntary switch), 0 if not found; its CPU
+ * time in *@cpu_ns (schedstat). */
+static uint64_t base_switches(unsigned cpu, uint64_t *cpu_ns)
+{
+	char want[32], path[300], line[128];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	*cpu_ns = 0;
+	snprintf(want, sizeof(want), "clockd-tb/%u\n", cpu);
+	while (d && (e = readdir(d))) {
+		FILE *f;
+		bool match;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		match = fgets(line, sizeof(line), f) && strcmp(line, want) == 0;
+		fclose(f);
+		if (!match)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f))
+			*cpu_ns = strtoull(line, NULL, 10);
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+				n += strtoull(line + 24, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* A jiffies and a ns timer armed on ring pair k fire in k's delivery ring
  * (only base k produces it), and base k's thread is pinned to its CPU. */
 static void test_pinned(void)
@@ -583,6 +628,166 @@ static void test_backlog_bounded(const struct tb_params *good)
 	tb = main_tb;
 }
 
+/* ---- the expiry budget holds for one-shots re-armed from callbacks ---- */
+
+#define BUDGET_RATE 1000u
+#define BUDGET_IDS 512u
+
+/* A client re-arming BUDGET_IDS one-shot jiffies timers (mod_timer(t,
+ * jiffies + 1)) and as many ns ones (due at once) as each fires, for
+ * BASE_BUDGET_S seconds, on bases with a budget of BUDGET_RATE expiries a
+ * second: it gets about its budget (bursts of a tenth of a second), not
+ * the millions a second the callbacks could make; nothing is refused.
+ * Run on bases of its own, after the others are stopped. */
+static void test_budget_oneshots(const struct tb_params *good)
+{
+	unsigned secs = env_uint("BASE_BUDGET_S", 3);
+	struct tb_params p = *good;
+	uint64_t t0, t1, jiffies_fires = 0, ns_fires = 0, ceiling;
+	struct tb_client_stats st;
+	struct timerrec r[256];
+	struct tbc t;
+
+	p.max_expiries_per_sec = BUDGET_RATE;
+	tb = tbc_bases_start(&p); /* the helpers here use tb; ticked */
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	t0 = tbc_kns();
+	for (uint32_t id = 0; id < 2 * BUDGET_IDS; id++) {
+		struct timerrec a = id < BUDGET_IDS ? arm_rec(id, 1, CTL_CLOCK_JIFFIES, 0, 1, 0)
+						    : arm_rec(id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+
+		tbc_push(&t, 0, &a);
+	}
+	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u) {
+		int n = tbc_pop(&t, 0, r, 256);
+
+		for (int i = 0; i < n; i++) {
+			struct timerrec a;
+
+			if (r[i].op != TREC_FIRE)
+				continue;
+			if (r[i].timer_id < BUDGET_IDS) {
+				jiffies_fires++;
+				a = arm_rec(r[i].timer_id, 1, CTL_CLOCK_JIFFIES, 0, 1, 0);
+			} else {
+				ns_fires++;
+				a = arm_rec(r[i].timer_id, 1, CTL_CLOCK_MONOTONIC, 0, 0, 0);
+			}
+			tbc_push(&t, 0, &a);
+		}
+		if (n == 0)
+			tbc_sleep_us(200);
+	}
+	tb_client_stats(tb, t.c, &st);
+	/* The budget over the run, its burst, and a tenth for the rounding
+	 * of the turns. */
+	ceiling = (uint64_t)BUDGET_RATE * (t1 - t0) / 1000000000u * 11 / 10 + BUDGET_RATE / 10;
+	OK(st.fired <= ceiling && jiffies_fires + ns_fires <= st.fired,
+	   "one-shots re-armed from their callbacks keep to the budget: %" PRIu64 " expiries in %.1f s "
+	   "(ceiling %" PRIu64 ", budget %u/s)", st.fired, (double)(t1 - t0) / 1e9, ceiling, BUDGET_RATE);
+	OK(jiffies_fires > 0 && ns_fires > 0 && st.fired >= (uint64_t)BUDGET_RATE * secs / 4 && st.dropped == 0,
+	   "and are served, late, not refused: %" PRIu64 " jiffies and %" PRIu64 " ns callbacks, %" PRIu64
+	   " dropped", jiffies_fires, ns_fires, st.dropped);
+	tbc_close(&t, tb);
+	tbc_bases_stop(tb);
+	tb = NULL;
+}
+
+/* ---- a client over budget costs a wake-up per batch, not per token ---- */
+
+#define BATCH_RATE 10000u
+#define BATCH_IDS 1000u
+
+/* BATCH_IDS periodic ns timers of 100 us at spread phases (the abuse of
+ * #16), popped as they come, for BASE_BUDGET_S seconds against a budget of
+ * BATCH_RATE a second: the client gets its budget with the rest in
+ * overruns, and the base thread wakes up for batches of turns (at most
+ * one a millisecond, and some slack), not once per token. */
+/* Account a record of the batched run: each FIRE is a period of its
+ * timer (phase @first + id * 97, period 100 us), in order, its overrun
+ * the periods before it since the last one, and never early. */
+struct acct {
+	uint64_t first, last[BATCH_IDS], count[BATCH_IDS];
+	unsigned bad;
+};
+
+static void acct_take(struct acct *a, const struct timerrec *r, unsigned n)
+{
+	uint64_t now = tbc_now(CTL_CLOCK_MONOTONIC);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t id = r[i].timer_id;
+		uint64_t e0 = a->first + id * 97u, x = r[i].expires;
+
+		if (r[i].op != TREC_FIRE || id >= BATCH_IDS || x < e0 || (x - e0) % 100000 ||
+		    x > now || (a->count[id] && x <= a->last[id]) ||
+		    (x - e0) / 100000 + 1 != a->count[id] + 1 + r[i].overrun) {
+			if (a->bad++ < 3)
+				tap_diag("record %u: op %u id %u expires %" PRIu64 " overrun %" PRIu64
+					 " (periods %" PRIu64 " before)", i, r[i].op, id, x, r[i].overrun,
+					 a->count[id < BATCH_IDS ? id : 0]);
+			continue;
+		}
+		a->count[id] += 1 + r[i].overrun;
+		a->last[id] = x;
+	}
+}
+
+static void test_budget_batched(const struct tb_params *good)
+{
+	unsigned secs = env_uint("BASE_BUDGET_S", 3), n;
+	struct tb_params p = *good;
+	uint64_t t0, t1, w0, w1, c0, c1, ceiling, per_s;
+	struct tb_client_stats st;
+	static struct acct acct;
+	struct timerrec r[256];
+	struct tbc t;
+
+	p.max_expiries_per_sec = BATCH_RATE;
+	p.min_period_ns = 100000;
+	tb = tbc_bases_start(&p); /* the helpers here use tb; ticked */
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	memset(&acct, 0, sizeof(acct));
+	acct.first = tbc_now(CTL_CLOCK_MONOTONIC) + 1000000;
+	for (uint32_t id = 0; id < BATCH_IDS; id++) {
+		struct timerrec a = arm_rec(id, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_PERIODIC | CTL_ARM_ABSTIME,
+					    acct.first + id * 97u, 100000);
+
+		tbc_push(&t, 0, &a);
+	}
+	tbc_sleep_us(300000); /* past the first burst */
+	while ((n = (unsigned)tbc_pop(&t, 0, r, 256)) > 0)
+		acct_take(&acct, r, n);
+	tb_client_stats(tb, t.c, &st);
+	w0 = base_switches(t.cpu[0], &c0);
+	t0 = tbc_kns();
+	ceiling = st.fired;
+	while ((t1 = tbc_kns()) < t0 + (uint64_t)secs * 1000000000u) {
+		n = (unsigned)tbc_pop(&t, 0, r, 256);
+		acct_take(&acct, r, n);
+		if (n == 0)
+			tbc_sleep_us(1000);
+	}
+	w1 = base_switches(t.cpu[0], &c1);
+	tb_client_stats(tb, t.c, &st);
+	per_s = (w1 - w0) * 1000000000u / (t1 - t0);
+	ceiling += (uint64_t)BATCH_RATE * (t1 - t0) / 1000000000u * 11 / 10 + BATCH_RATE / 10;
+	OK(st.fired <= ceiling && st.overruns > st.fired,
+	   "1000 timers of 100 us over a budget of %u/s: %" PRIu64 " expiries (ceiling %" PRIu64 "), %" PRIu64
+	   " overruns", BATCH_RATE, st.fired, ceiling, st.overruns);
+	OK(acct.bad == 0,
+	   "each FIRE a period of its timer, in order, none early, its overrun the periods since the last "
+	   "(%u wrong)", acct.bad);
+	OK(w0 > 0 && per_s <= 2500,
+	   "its base woke %" PRIu64 " times a second (bound 2500: batches of turns), used %.1f%% of its CPU",
+	   per_s, (double)(c1 - c0) * 100 / (double)(t1 - t0));
+	tbc_close(&t, tb);
+	tbc_bases_stop(tb);
+	tb = NULL;
+}
+
 /* ---- 1e6 pending, cancelled, none fires ---- */
 
 static void test_many(void)
@@ -844,6 +1049,8 @@ int main(void)
 	test_backlog_bounded(&p);
 	test_free_pending();
 	tbc_bases_stop(tb);
+	test_budget_oneshots(&p);
+	test_budget_batched(&p);
 	tap_plan(ntests);
 	return tap_done();
 }

@@ -34,6 +34,9 @@
 /* At most this many submissions per client per round: a flooding client
  * cannot delay the others' expiries by more than one batch. */
 #define TB_SUB_BUDGET 4096u
+/* The turns of timers over their client's budget are rounded up to this
+ * much kernel time (ns): a wake-up serves the turns of a millisecond. */
+#define TB_BUDGET_QUANTUM_NS 1000000u
 /* Lateness histogram: 4 buckets per power of two of ns, up to 2^31 ns. */
 #define TB_HIST_BUCKETS 128u
 
@@ -60,8 +63,12 @@ struct tb_slot {
 	uint32_t owed;     /* backlog index of its undelivered FIRE, if owing */
 	uint32_t folded;   /* periods passed over its client's expiry budget,
 			    * added to the overrun of its next FIRE */
+	uint32_t lag;      /* ns timer at its turn over budget: its period's
+			    * expiry is this much before its deadline */
 	uint8_t owing;
 	uint8_t kind;      /* enum tb_kind */
+	uint8_t paid;      /* over its client's budget, it waits for a token
+			    * reserved for it (timer.c: budget_take) */
 };
 
 /* FIFO of records that found the delivery ring full. */
@@ -246,6 +253,9 @@ void tb_expire_due(struct tb_base *b);
 /* The kernel CLOCK_MONOTONIC deadline of the earliest ns timer
  * (UINT64_MAX: none); -1 in *err if a clockd clock could not be read. */
 uint64_t tb_ns_deadline(struct tb_base *b, bool *err);
+/* @cc is over its expiry budget at kernel time @kmono (its timers wait
+ * their turns): its submissions may wait for the next batch of turns. */
+bool tb_cc_over_budget(const struct tb_cc *cc, uint64_t kmono);
 void tb_hist_add(struct tb_base *b, uint64_t late_ns);
 uint64_t tb_hist_quantile(const struct tb_base_stats *st, double q);
 

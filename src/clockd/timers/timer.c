@@ -65,6 +65,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* @v rounded up to a multiple of @q. */
+static uint64_t round_up(uint64_t v, uint64_t q)
+{
+	return v % q ? sat_add(v - v % q, q) : v;
+}
+
 /* An expiry of @s: @expires is the latest expiry it stands for, @overrun
  * the earlier ones it folds in (periodic timers that missed periods). */
 static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
@@ -206,6 +212,8 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	s->folded = 0;
+	s->paid = 0;
+	s->lag = 0;
 	/* Shorter periods cost the daemon more than they can be worth: they
 	 * run at the shortest one allowed (timer_min_period_us). */
 	if (s->period && kind != TB_JIFFIES && s->period < b->tb->p.min_period_ns)
@@ -316,8 +324,16 @@ void tb_expire_due(struct tb_base *b)
 
 /*
  * The client's expiry budget (a generic cell rate: max_expiries_per_sec a
- * second, bursts of a tenth of a second's worth), at kernel CLOCK_MONOTONIC
- * @kmono: true and spent, or false with *@when the time one is back.
+ * second, bursts of a tenth of a second's worth), taken by every expiry,
+ * periodic or one-shot, jiffies or ns, armed on the ring or the socket, at
+ * kernel CLOCK_MONOTONIC @kmono: true and spent; or false, over budget,
+ * with *@when the kernel time of the next token, reserved for the caller:
+ * the timers over budget queue up a token apart, each moved once and paid
+ * (slot.paid) when its turn comes, before any newcomer (moving them all
+ * to the first token instead would have every one re-sorted at every
+ * token, and let a timer re-armed at once take every token back). The
+ * turns are rounded up to TB_BUDGET_QUANTUM_NS of kernel time, the same
+ * for every client of the base: one wake-up serves a batch of them.
  */
 static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 {
@@ -328,21 +344,31 @@ static bool budget_take(struct tb_cc *cc, uint64_t kmono, uint64_t *when)
 		return true;
 	step = NSEC_PER_SEC / rate ? NSEC_PER_SEC / rate : 1;
 	tat = cc->budget_tat > kmono ? cc->budget_tat : kmono;
+	cc->budget_tat = sat_add(tat, step);
 	if (tat - kmono > burst) {
-		*when = tat - burst;
+		*when = round_up(tat - burst, TB_BUDGET_QUANTUM_NS);
 		return false;
 	}
-	cc->budget_tat = tat + step;
 	return true;
 }
 
-/* How long a timer of @cc over budget until kernel time @when (@kmono
- * now) waits its turn, ns: see defer_over_budget. */
-static uint64_t budget_turn(const struct tb_cc *cc, uint64_t kmono, uint64_t when)
+bool tb_cc_over_budget(const struct tb_cc *cc, uint64_t kmono)
 {
-	uint32_t rate = cc->base->tb->p.max_expiries_per_sec;
+	return cc->base->tb->p.max_expiries_per_sec && cc->budget_tat > sat_add(kmono, NSEC_PER_SEC / 10);
+}
 
-	return sat_add(when - kmono, cc->npending * (NSEC_PER_SEC / rate));
+/* Whether @s may expire now: its turn was paid for, or the budget has a
+ * token; if not, *@when is its turn (budget_take). */
+static bool may_expire(struct tb_slot *s, uint64_t kmono, uint64_t *when)
+{
+	if (s->paid) {
+		s->paid = 0;
+		return true;
+	}
+	if (budget_take(s->cc, kmono, when))
+		return true;
+	s->paid = 1;
+	return false;
 }
 
 /* @skipped more periods of @s folded into its next FIRE's overrun. */
@@ -351,13 +377,18 @@ static void fold(struct tb_slot *s, uint64_t skipped)
 	s->folded = skipped > UINT32_MAX - s->folded ? UINT32_MAX : s->folded + (uint32_t)skipped;
 }
 
-/* A periodic jiffies timer whose client is over budget: as
- * defer_over_budget, in jiffies. */
+/* A jiffies timer whose client is over budget: as defer_over_budget, in
+ * jiffies. */
 static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint64_t kmono, uint64_t when)
 {
 	struct tb_base *b = s->cc->base;
-	uint64_t until = sat_add(b->tick_jiffies, budget_turn(s->cc, kmono, when) / b->tb->jiffy_ns + 1), next;
+	uint64_t until = sat_add(b->tick_jiffies, (when - kmono) / b->tb->jiffy_ns + 1), next;
 
+	if (!s->period || until <= exp) {
+		/* A one-shot at its turn; a period that comes after it kept. */
+		wheel_add(w, &s->u.w, until > exp ? until : exp);
+		return;
+	}
 	fold(s, periodic_step(&exp, s->period, until, &next) + 1);
 	if (next != UINT64_MAX) {
 		wheel_add(w, &s->u.w, next);
@@ -376,7 +407,7 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	uint64_t back = (b->tick_jiffies - exp) * b->tb->jiffy_ns, kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
 	uint64_t when;
 
-	if (s->period && !budget_take(s->cc, kns, &when)) {
+	if (!may_expire(s, kns, &when)) {
 		defer_jiffies(w, s, exp, kns, when);
 		return;
 	}
@@ -397,6 +428,9 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	 * tick that made us run. */
 	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
 	fire(s, exp, overrun);
+	/* Still over budget: its turn now (defer_early). */
+	if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kns) && !may_expire(s, kns, &when))
+		defer_jiffies(w, s, wt->expires, kns, when);
 	/* A tick can make thousands of jiffies timers due (a client that
 	 * keeps its whole quota a few ticks ahead): an ns timer that comes
 	 * due meanwhile is run between them, not after them all. */
@@ -418,20 +452,33 @@ void tb_expire_jiffies(struct tb_base *b)
 
 /*
  * @s, due at @now on its heap's clock, finds its client over budget until
- * kernel time @when (@kmono now). It waits its turn: the budget shared by
- * the client's pending timers gives each one expiry in npending of them,
- * so it moves that far beyond @when (moving it only to @when would have
- * every one of them re-sorted at every token, which costs more than the
- * expiries). Every period passed over is folded into the overrun of the
- * expiry after, as the kernel folds an itimer's missed periods.
+ * kernel time @when (@kmono now), its turn (budget_take). Every period
+ * passed over is folded into
+ * the overrun of the expiry after, as the kernel folds an itimer's missed
+ * periods. A one-shot is served late: it moves to its turn, and its FIRE
+ * says when it was served, so a client re-arming one-shots from their
+ * callbacks (mod_timer(t, jiffies + 1)) gets its budget and no more.
  */
 static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
 			      uint64_t when)
 {
-	uint64_t exp = s->u.h.deadline, until = sat_add(now, budget_turn(s->cc, kmono, when)), next;
+	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next;
 
-	fold(s, periodic_step(&exp, s->period, until > exp ? until : exp, &next) + 1);
-	if (next <= INT64_MAX) {
+	uint64_t target = until > exp ? until : exp;
+
+	if (!s->period) {
+		hrheap_update(h, &s->u.h, target);
+		return;
+	}
+	/* At its turn, as the last period before it (lag: how far before),
+	 * so that the turns of a batch share one wake-up; periods passed
+	 * over before that one are folded. */
+	fold(s, periodic_step(&exp, s->period, target, &next));
+	if (target - exp <= UINT32_MAX && target <= INT64_MAX) {
+		s->lag = (uint32_t)(target - exp);
+		hrheap_update(h, &s->u.h, target);
+	} else if (next <= INT64_MAX) {
+		fold(s, 1);
 		hrheap_update(h, &s->u.h, next);
 	} else {
 		hrheap_del(h, &s->u.h);
@@ -440,12 +487,18 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 	}
 }
 
+/*
+ * defer_early: a periodic timer that expires while its client is over
+ * budget would find it so at its next period too, waking the base only to
+ * be deferred: it takes its turn (budget_take) as it expires instead, its
+ * next period folded in as if it had come due. A client over budget then
+ * costs a wake-up per batch of turns, not one per period of each timer.
+ */
 static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun, kmono, when;
-
+	uint64_t now, next, exp, overrun, kmono, when, late;
 	uint64_t lead = b->tb->p.lead_ns;
 
 	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
@@ -457,11 +510,14 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
-		if (s->period && !budget_take(s->cc, kmono, &when)) {
+		if (!may_expire(s, kmono, &when)) {
 			defer_over_budget(h, s, now, kmono, when);
 			continue;
 		}
-		exp = node->deadline;
+		/* Lateness from its deadline: a turn over budget (lag) is not. */
+		late = now > node->deadline ? now - node->deadline : 0;
+		exp = node->deadline - s->lag;
+		s->lag = 0;
 		overrun = 0;
 		if (s->period) {
 			/* Only periods whose expiry has passed are missed. */
@@ -478,8 +534,12 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			s->kind = TB_NONE;
 			pending_dec(s->cc);
 		}
-		tb_hist_add(b, now > exp ? now - exp : 0);
+		tb_hist_add(b, late);
 		fire(s, exp, overrun);
+		/* Still over budget: its turn now (defer_early). */
+		if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kmono) &&
+		    !may_expire(s, kmono, &when))
+			defer_over_budget(h, s, now, kmono, when);
 	}
 }
 

@@ -206,8 +206,8 @@ static void update_stats(struct tb_base *b, uint64_t ns_kns, uint64_t next_jiffi
  * thread must not sleep (work left). */
 static bool finish_round(struct tb_base *b, bool *clock_err)
 {
-	uint64_t ns_kns, next;
-	bool busy = false;
+	uint64_t ns_kns, next, kmono;
+	bool busy = false, lazy = false;
 
 	for (struct tb_cc *cc = b->clients; cc; cc = cc->next) {
 		if (cc->broken && cc->registered) {
@@ -218,7 +218,24 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 	}
 	ns_kns = tb_ns_deadline(b, clock_err);
 	b->ns_due_kns = ns_kns;
-	arm_timerfd(b, ns_kns);
+	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	for (struct tb_cc *cc = b->clients; cc; cc = cc->next)
+		if (cc->registered && tb_cc_over_budget(cc, kmono))
+			lazy = true;
+	/* A client over budget does not wake us per submission: its ring is
+	 * drained with the next batch of turns, at most TB_BUDGET_QUANTUM_NS
+	 * from now. */
+	if (lazy) {
+		uint64_t q = kmono - kmono % TB_BUDGET_QUANTUM_NS + TB_BUDGET_QUANTUM_NS;
+
+		if (q < ns_kns)
+			ns_kns = q;
+	}
+	if (ns_kns != UINT64_MAX && ns_kns <= kmono)
+		busy = true; /* due already: another round, not a past deadline
+			      * programmed (the dearest reprogram) */
+	else
+		arm_timerfd(b, ns_kns);
 	/* Store the wheel's next expiry, then look at the tick once more:
 	 * with the tick thread's store-then-load (timer_bases_tick), one of
 	 * us sees the other (both seq_cst). */
@@ -227,12 +244,12 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 	if (__atomic_load_n(&b->tb->tick_jiffies, __ATOMIC_SEQ_CST) >= next)
 		busy = true;
 	for (struct tb_cc *cc = b->clients; cc; cc = cc->next) {
-		if (!cc->registered)
+		if (!cc->registered || tb_cc_over_budget(cc, kmono))
 			continue;
 		if (cc->sub_more || !ring_prepare_wait(&cc->sub))
 			busy = true;
 	}
-	update_stats(b, ns_kns, next);
+	update_stats(b, b->ns_due_kns, next);
 	return busy;
 }
 

@@ -65,9 +65,10 @@ struct tb_params {
 			       * client waits out the rest (timerrec.h) */
 	uint64_t min_period_ns;      /* a periodic ns timer's shortest period:
 				      * shorter ones are run at this one */
-	uint32_t max_expiries_per_sec; /* per client and base: periodic
-				      * expiries beyond it wait, folded into
-				      * the overrun (0: no limit) */
+	uint32_t max_expiries_per_sec; /* per client and base: expiries
+				      * (periodic or one-shot) beyond it wait
+				      * their turn, periods passed over folded
+				      * into the overrun (0: no limit) */
 };
 
 /*
