@@ -214,10 +214,12 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(cd->base);
 }
 
-/* config_load with its "FILE:LINE: KEY: why" lines as they are on a
- * terminal, and through the log for the journal (which files them as
- * warnings, with the "<N>" prefix). */
-static int load_file(const char *path, struct clockd_config *cfg)
+typedef int config_loader(struct clockd_config *cfg, const char *path, FILE *errs);
+
+/* config_load or config_load_dir with their "FILE:LINE: KEY: why" lines
+ * as they are on a terminal, and through the log for the journal (which
+ * files them as warnings, with the "<N>" prefix). */
+static int load_with(config_loader *load, const char *path, struct clockd_config *cfg)
 {
 	char *text = NULL, *line, *save = NULL;
 	size_t len = 0;
@@ -225,9 +227,9 @@ static int load_file(const char *path, struct clockd_config *cfg)
 	int r;
 
 	if (!log_to_journal())
-		return config_load(cfg, path, stderr);
+		return load(cfg, path, stderr);
 	errs = open_memstream(&text, &len);
-	r = config_load(cfg, path, errs ? errs : stderr);
+	r = load(cfg, path, errs ? errs : stderr);
 	if (!errs)
 		return r;
 	fclose(errs);
@@ -238,17 +240,41 @@ static int load_file(const char *path, struct clockd_config *cfg)
 }
 
 /*
- * The effective configuration: the embedded defaults, the file (if any),
- * then the -o overrides, then the checks between keys. All or nothing:
- * 0 with @out filled, or -1 after reporting every error.
+ * The drop-in directory into @dir, from -o confdir= if given, else from
+ * the file: empty is the main file's path (or the default one) with ".d"
+ * appended. false when off.
+ */
+static bool dropin_dir(const struct clockd *cd, const struct clockd_config *cfg, char *dir, size_t len)
+{
+	const char *v = cfg->confdir;
+
+	for (int i = 0; i < cd->noverrides; i++)
+		if (strncmp(cd->overrides[i], "confdir=", 8) == 0)
+			v = cd->overrides[i] + 8;
+	if (strcmp(v, "off") == 0)
+		return false;
+	if (*v)
+		snprintf(dir, len, "%s", v);
+	else
+		snprintf(dir, len, "%s.d", cd->config_path ? cd->config_path : CONFIG_DEFAULT_PATH);
+	return true;
+}
+
+/*
+ * The effective configuration: the embedded defaults, the file (if any)
+ * and the files it includes, the drop-in directory's files, then the -o
+ * overrides, then the checks between keys. All or nothing: 0 with @out
+ * filled, or -1 after reporting every error.
  */
 static int config_build(const struct clockd *cd, struct clockd_config *out)
 {
 	struct clockd_config cfg;
-	char why[256];
+	char why[256], dir[CONFIG_PATH_MAX];
 
 	config_defaults(&cfg);
-	if (cd->config_path && load_file(cd->config_path, &cfg) < 0)
+	if (cd->config_path && load_with(config_load, cd->config_path, &cfg) < 0)
+		return -1;
+	if (dropin_dir(cd, &cfg, dir, sizeof(dir)) && load_with(config_load_dir, dir, &cfg) < 0)
 		return -1;
 	for (int i = 0; i < cd->noverrides; i++) {
 		char *eq = strchr(cd->overrides[i], '=');
