@@ -96,6 +96,7 @@ static void usage(FILE *out)
 	      "  1  the daemon cannot answer: no page, stale (no update within its limit), or\n"
 	      "     gone; status prints its report first; wait: not ready in time\n"
 	      "  2  usage error: unknown verb or option, bad argument\n"
+	      "  3  reload: the daemon rejected the configuration (its reasons on stderr)\n"
 	      "  126, 127  run: PROGRAM could not be run, or was not found (else its status)\n"
 	      "\n"
 	      "See clockctl(1).\n",
