@@ -51,6 +51,7 @@ verb_fn verb_sources;
 verb_fn verb_tracking;
 verb_fn verb_timers;
 verb_fn verb_reload;
+verb_fn verb_metrics;
 verb_fn verb_run;
 verb_fn verb_wait;
 

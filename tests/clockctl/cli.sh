@@ -5,7 +5,7 @@
 # status prints its report first).
 . "$top_srcdir/tests/clockctl/lib.sh"
 
-verbs="status time sources tracking jiffies watch timers wait reload run help"
+verbs="status time sources tracking jiffies watch timers wait metrics reload run help"
 nopage=$tmp/no-such-dir/page
 
 # --- help and version ---
