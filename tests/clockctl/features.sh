@@ -35,6 +35,9 @@ for line in "--json time" "time --json" "--page $page time --json" "time --page=
 	[ "$rc" -eq 0 ] && jq -e '.realtime.sec > 0' "$tmp/out" >/dev/null
 	check $? "clockctl $line: JSON"
 done
+run watch -n 1 -i 0.01
+[ "$rc" -eq 0 ] && grep -q ' offset -  frequency -  live$' "$tmp/out"
+check $? "watch without a reference: offset - and frequency -"
 run watch -n 1 --csv -i 0.01
 [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 2 ] && head -n 1 "$tmp/out" | grep -q '^time,jiffies_64,'
 check $? "watch -n 1 --csv -i 0.01: a header and one record"

@@ -6,7 +6,8 @@
 # (Debian: python3-prometheus-client); each is skipped, saying so, where
 # it is not installed. The values are the daemon's: live, its HZ, the
 # tracking of the simulated reference, the devices, a timer base per CPU,
-# and clockd_up 0 once the daemon is gone.
+# and clockd_up 0 once the daemon is gone. And watch's offset and
+# frequency columns, against the same daemon.
 . "$top_srcdir/tests/clockctl/lib.sh"
 export CLOCKD_SHM="$tmp/page"
 unset CLOCKD_SOCKET
@@ -69,6 +70,15 @@ PY
 else
 	skip "prometheus_client not installed for /usr/bin/python3 (Debian: python3-prometheus-client)"
 fi
+
+# watch shows the tracking's offset and frequency (the sim reference is
+# configured; the daemon without one shows "-", features.sh's daemon).
+run watch -n 2 -i 0.2
+[ "$rc" -eq 0 ] && [ "$(grep -c ' offset [+-][0-9]* ns  frequency [+-][0-9]*\.[0-9]\{3\} ppm  live$' "$tmp/out")" -eq 2 ]
+check $? "watch: every line has the offset and frequency of the tracking"
+run --json watch -n 1
+[ "$rc" -eq 0 ] && jq -e '(.offset_ns | type) == "number" and (.freq_ppb | type) == "number"' "$tmp/out" >/dev/null
+check $? "watch --json: offset_ns and freq_ppb"
 
 run metrics --bogus
 [ "$rc" -eq 2 ]
