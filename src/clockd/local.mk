@@ -7,6 +7,7 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/rtsched.c src/clockd/rtsched.h \
 	src/clockd/safepath.c src/clockd/safepath.h \
 	src/clockd/reloadstat.c src/clockd/reloadstat.h \
+	src/clockd/statlog.c src/clockd/statlog.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h \
 	src/clockd/tickthread.c src/clockd/tickthread.h \
 	src/clockd/devices.c src/clockd/devices.h \

@@ -39,6 +39,7 @@
 #include "clockd/tickthread.h"
 #include "clockd/timekeeper.h"
 #include "clockd/reloadstat.h"
+#include "clockd/statlog.h"
 #include "clockd/timers/timerbase.h"
 #include "shared/config.h"
 #include "shared/log.h"
@@ -72,6 +73,7 @@ struct clockd {
 	char ctl_path[108];        /* the control socket */
 	struct reloadstat rs;      /* the last reload's outcome, for clockctl */
 	FILE *reload_msgs;         /* during a reload: what it says, for rs */
+	struct statlog statlog;    /* logdir's statistics logs */
 	int ctl_fd;                /* bound or passed, until served */
 	bool ctl_owned;            /* bound here (not passed by systemd) */
 	struct devices dv;
@@ -193,6 +195,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 			notify_status(cd, "live");
 		cd->watch_stalled = false;
 		watchdog_ping(cd, now);
+		statlog_poll(&cd->statlog, &cd->pf, cd->tb);
 		return;
 	}
 	if (now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns && !cd->watch_stalled) {
@@ -392,9 +395,22 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 		fclose(cd->reload_msgs);
 	cd->reload_msgs = NULL;
 	reloadstat_write(&cd->rs, result, msgs);
+	statlog_reopen(&cd->statlog); /* log rotation */
 	free(msgs);
 	notify_status(cd, state);
 	sd_notify(0, "READY=1");
+}
+
+/* The statistics logs of logdir and log (the key was checked). */
+static void statlog_start(struct clockd *cd)
+{
+	struct statlog_params p = { 0 };
+	char why[128];
+
+	snprintf(p.dir, sizeof(p.dir), "%s", cd->cfg.logdir);
+	if (statlog_parse(cd->cfg.log_kinds, p.kind, why, sizeof(why)) < 0)
+		fatalx("log: %s", why);
+	statlog_open(&cd->statlog, &p, cd->run_uid, cd->run_gid);
 }
 
 static void parse_args(struct clockd *cd, int argc, char **argv, bool *check_only)
@@ -800,6 +816,7 @@ static void teardown(struct clockd *cd)
 	event_free(cd->ev_hup);
 	event_base_free(cd->base);
 	reloadstat_close(&cd->rs);
+	statlog_close(&cd->statlog);
 	pagefile_close(&cd->pf);
 	reference_close(&cd->ref);
 	devices_close(&cd->dv);
@@ -880,6 +897,7 @@ int main(int argc, char **argv)
 	open_clock(&cd);
 	control_socket_open(&cd);
 	reloadstat_open(&cd.rs, cd.cfg.page, cd.run_uid, cd.run_gid);
+	statlog_start(&cd);
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);

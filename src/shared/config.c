@@ -146,6 +146,7 @@ static int confdir_validate(const char *v, char *why, size_t len)
 	return 0;
 }
 
+static const char *const log_choices[] = { "none", "tracking", "reference", "timers", NULL };
 static const char *const page_mode_choices[] = { "0644", "0640", NULL };
 static const char *const watchdog_choices[] = { "auto", "off", NULL };
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
@@ -270,6 +271,11 @@ const struct config_key config_table[] = {
 	  "empty: root only)", 0, 0, name_validate },
 	{ "watchdog", CFG_CHOICE, "auto", 0, 0, watchdog_choices, FIELD(watchdog),
 	  "systemd watchdog: auto (WATCHDOG=1 while ticking, when $WATCHDOG_USEC asks) or off" },
+	{ "logdir", CFG_STRING, "/var/log/clockd", 0, 0, NULL, FIELD(logdir),
+	  "directory of the statistics logs (made at start if missing, owned by user)", 0, 0,
+	  opt_path_validate },
+	{ "log", CFG_LIST, "none", 0, 0, log_choices, FIELD(log_kinds),
+	  "statistics logs written to logdir, a line per update: none, or tracking, reference, timers" },
 	{ "confdir", CFG_STRING, "", 0, 0, NULL, FIELD(confdir),
 	  "drop-in directory whose *.conf files are read after the main file, in lexical order "
 	  "(empty: the main file's path with .d appended; off: none)", 0, 0, confdir_validate },

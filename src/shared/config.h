@@ -96,6 +96,8 @@ struct clockd_config {
 	uint32_t max_timers_per_user;     /* max_timers_per_user */
 	char stats_group[64];        /* stats_group ("": root only sees every client) */
 	char watchdog[8];            /* watchdog: auto or off */
+	char logdir[256];            /* logdir: statistics logs ("": none) */
+	char log_kinds[32];          /* log: none, or tracking,reference,timers */
 	char confdir[256];           /* confdir: "" (the main file + ".d"), off, or a path */
 };
 
