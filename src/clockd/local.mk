@@ -22,7 +22,7 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/ticks/tick.c src/clockd/ticks/tick.h src/clockd/ticks/wait.c \
 	src/clockd/ticks/timerfd.c src/clockd/ticks/hpet.c src/clockd/ticks/rtc.c \
 	src/clockd/references/reference.c src/clockd/references/reference.h \
-	src/clockd/references/queue.c src/clockd/references/pps.c src/clockd/references/phc.c \
+	src/clockd/references/queue.c src/clockd/references/pps.c src/clockd/references/phc.c src/clockd/references/kpps.c \
 	src/clockd/timers/timerbase.c src/clockd/timers/timerbase.h src/clockd/timers/internal.h \
 	src/clockd/timers/client.c src/clockd/timers/timer.c src/clockd/timers/deliver.c \
 	src/clockd/timers/shm.c \

@@ -22,7 +22,7 @@ static const char *const posix_clock_choices[] = {
 };
 static const char *const tick_choices[] = { "timerfd", "hpet", "rtc", "gpio", "sim", NULL };
 static const char *const gpio_edge_choices[] = { "rising", "falling", "both", NULL };
-static const char *const reference_choices[] = { "none", "sim", "gpio", "phc", NULL };
+static const char *const reference_choices[] = { "none", "sim", "gpio", "phc", "pps", NULL };
 static const char *const pps_edge_choices[] = { "rising", "falling", NULL };
 
 /* An octal file mode, at most 0777. */
@@ -204,7 +204,10 @@ const struct config_key config_table[] = {
 	  "faults of the simulated device: \"AT ACTION [ARG]; ...\" (see clockd.conf(5))",
 	  0, 0, simscript_validate },
 	{ "reference", CFG_CHOICE, "none", 0, 0, reference_choices, FIELD(reference),
-	  "what the clock is disciplined to: none, sim (simulated 1 PPS), gpio (a PPS line), phc" },
+	  "what the clock is disciplined to: none, sim (simulated 1 PPS), gpio (a PPS line), phc, "
+	  "pps (a kernel PPS device)" },
+	{ "pps_device", CFG_PATH, "/dev/pps0", 0, 0, NULL, FIELD(pps_device),
+	  "the kernel PPS device of reference pps (RFC 2783; its edge: pps_edge)" },
 	{ "pps_chip", CFG_STRING, "gpiochip0", 0, 0, NULL, FIELD(pps_chip),
 	  "GPIO chip of reference gpio: name, number, path or label" },
 	{ "pps_line", CFG_STRING, "1", 0, 0, NULL, FIELD(pps_line),

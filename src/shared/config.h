@@ -71,6 +71,7 @@ struct clockd_config {
 	char pps_chip[64];           /* pps_chip */
 	char pps_line[64];           /* pps_line */
 	char pps_edge[16];           /* pps_edge */
+	char pps_device[64];         /* pps_device: reference pps */
 	uint32_t discipline_step_ms; /* discipline_step_ms */
 	uint32_t discipline_restep_ms; /* discipline_restep_ms */
 	uint32_t discipline_max_ppm; /* discipline_max_ppm */
