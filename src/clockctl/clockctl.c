@@ -51,6 +51,11 @@ static const struct verb verbs[] = {
 	  "      --synced           also wait for the page's synced flag (a locked reference)\n"
 	  "      --timeout SECONDS  give up after SECONDS, fractions allowed, exit 1\n"
 	  "                         (default 0: wait for ever)\n" },
+	{ "metrics", 0, ARGS_ANY, verb_metrics, "[--openmetrics]",
+	  "print the state, tracking, devices and timers as Prometheus metrics",
+	  "      --openmetrics  OpenMetrics 1.0 text (default: Prometheus text 0.0.4, as\n"
+	  "                     node_exporter's textfile collector reads)\n"
+	  "      a daemon not live: clockd_up 0 and its state, exit 0\n" },
 	{ "reload", 0, 0, verb_reload, "", "make the daemon re-read its configuration (SIGHUP)", NULL },
 	{ "run", 1, ARGS_ANY, verb_run, "[--page PATH] [--] PROGRAM [ARG]...",
 	  "run PROGRAM on clockd time (LD_PRELOAD=libclockd-preload.so)",
@@ -96,6 +101,7 @@ static void usage(FILE *out)
 	      "  1  the daemon cannot answer: no page, stale (no update within its limit), or\n"
 	      "     gone; status prints its report first; wait: not ready in time\n"
 	      "  2  usage error: unknown verb or option, bad argument\n"
+	      "  3  reload: the daemon rejected the configuration (its reasons on stderr)\n"
 	      "  126, 127  run: PROGRAM could not be run, or was not found (else its status)\n"
 	      "\n"
 	      "See clockctl(1).\n",

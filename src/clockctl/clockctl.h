@@ -21,6 +21,7 @@ enum {
 	CTL_EXIT_DAEMON = 1,   /* the daemon cannot answer: no page, stale, gone;
 				* wait: not ready within the timeout */
 	CTL_EXIT_USAGE = 2,    /* bad verb, option or argument */
+	CTL_EXIT_REJECTED = 3, /* reload: the daemon rejected the configuration */
 	/* run: the program could not be started (as env(1)); once started,
 	 * its own exit status is clockctl's. */
 	CTL_EXIT_CANNOT_EXEC = 126,
@@ -50,6 +51,7 @@ verb_fn verb_sources;
 verb_fn verb_tracking;
 verb_fn verb_timers;
 verb_fn verb_reload;
+verb_fn verb_metrics;
 verb_fn verb_run;
 verb_fn verb_wait;
 

@@ -14,6 +14,7 @@ src_clockctl_clockctl_SOURCES = \
 	src/clockctl/timers.c \
 	src/clockctl/wait.c \
 	src/clockctl/reload.c \
+	src/clockctl/metrics.c \
 	src/clockctl/run.c
 # run: where libclockd-preload.so is installed.
 src_clockctl_clockctl_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clockctl/clockctl.h"
@@ -102,40 +103,63 @@ static void csv_walk(struct json_object *o, const char *prefix, bool names, bool
 	}
 }
 
-static void csv_line(struct json_object *o, bool names)
+/*
+ * CSV rows start with a time column: when clockctl took the record, the
+ * kernel's CLOCK_REALTIME in RFC 3339 UTC with nanoseconds
+ * ("2026-12-06T00:55:03.123456789Z"), so rows collected over time (watch,
+ * a cron job appending to a file) plot and join without a clock of their
+ * own. One stamp for all the rows of one print.
+ */
+static void csv_time(char *buf, size_t len)
 {
-	bool first = true;
+	struct timespec ts;
+	struct tm tm;
 
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	snprintf(buf + strlen(buf), len - strlen(buf), ".%09ldZ", ts.tv_nsec);
+}
+
+static void csv_line(struct json_object *o, bool names, const char *stamp)
+{
+	bool first = false;
+
+	fputs(names ? "time" : stamp, stdout);
 	csv_walk(o, "", names, &first);
 	putchar('\n');
 }
 
 void ctl_print(const struct ctl *ctl, struct json_object *o, bool header)
 {
+	char stamp[64];
 	size_t n;
 
 	if (ctl->format == CTL_JSON) {
 		ctl_json_print(o);
 		return;
 	}
+	csv_time(stamp, sizeof(stamp));
 	if (!json_object_is_type(o, json_type_array)) {
 		if (header)
-			csv_line(o, true);
-		csv_line(o, false);
+			csv_line(o, true, stamp);
+		csv_line(o, false, stamp);
 		json_object_put(o);
 		return;
 	}
 	n = json_object_array_length(o);
 	if (header && n > 0)
-		csv_line(json_object_array_get_idx(o, 0), true);
+		csv_line(json_object_array_get_idx(o, 0), true, stamp);
 	for (size_t i = 0; i < n; i++)
-		csv_line(json_object_array_get_idx(o, i), false);
+		csv_line(json_object_array_get_idx(o, i), false, stamp);
 	json_object_put(o);
 }
 
 void ctl_csv_header(struct json_object *o)
 {
-	csv_line(o, true);
+	csv_line(o, true, NULL);
 	json_object_put(o);
 }
 

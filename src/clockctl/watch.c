@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <clockd/page.h>
+
 #include "clockctl/clockctl.h"
 
 #define NSEC_PER_SEC 1000000000LL
@@ -108,6 +110,8 @@ static const char legend[] =
 	"  jiffies    jiffies_64 of the page\n"
 	"  monotonic  CLOCKD_MONOTONIC, seconds.nanoseconds (- when it cannot be read)\n"
 	"  realtime   CLOCKD_REALTIME, seconds.nanoseconds (- when it cannot be read)\n"
+	"  offset     estimated offset to the reference, ns (clockctl tracking; - without one)\n"
+	"  frequency  rate correction applied, ppm (JSON and CSV: freq_ppb; - without a reference)\n"
 	"  state      the daemon: live, stale, gone or absent\n";
 
 struct sample {
@@ -116,6 +120,8 @@ struct sample {
 	uint64_t j64;
 	bool have_mono, have_real;
 	struct timespec mono, real;
+	bool have_track; /* a reference is configured and the tracking read */
+	struct clockd_tracking track;
 };
 
 static void take_sample(struct sample *s)
@@ -130,6 +136,8 @@ static void take_sample(struct sample *s)
 	}
 	s->have_mono = clockd_clock_gettime(CLOCKD_MONOTONIC, &s->mono) == 0;
 	s->have_real = clockd_clock_gettime(CLOCKD_REALTIME, &s->real) == 0;
+	s->have_track = s->state != CLOCKD_STATE_ABSENT && clockd_tracking(&s->track, sizeof(s->track)) == 0 &&
+			s->track.state != CLOCKD_DISC_NONE;
 }
 
 /* JSON: the times as sec and nsec (exact in any reader); null for a
@@ -152,13 +160,15 @@ static void sample_json(const struct ctl *ctl, const struct sample *s, bool head
 		json_object_object_add(o, "realtime_sec", NULL);
 		json_object_object_add(o, "realtime_nsec", NULL);
 	}
+	json_object_object_add(o, "offset_ns", s->have_track ? json_object_new_int64(s->track.offset_ns) : NULL);
+	json_object_object_add(o, "freq_ppb", s->have_track ? json_object_new_int64(s->track.freq_ppb) : NULL);
 	json_object_object_add(o, "state", json_object_new_string(clockd_state_name(s->state)));
 	ctl_print(ctl, o, header);
 }
 
 static void sample_text(const struct sample *s)
 {
-	char mono[32] = "-", real[32] = "-", jif[24] = "-";
+	char mono[32] = "-", real[32] = "-", jif[24] = "-", off[32] = "-", freq[32] = "-";
 
 	if (s->state != CLOCKD_STATE_ABSENT)
 		snprintf(jif, sizeof(jif), "%" PRIu64, s->j64);
@@ -166,8 +176,12 @@ static void sample_text(const struct sample *s)
 		ctl_fmt_ns(mono, sizeof(mono), ctl_ts_ns(&s->mono));
 	if (s->have_real)
 		ctl_fmt_ns(real, sizeof(real), ctl_ts_ns(&s->real));
-	printf("jiffies %s  monotonic %s  realtime %s  %s\n", jif, mono, real,
-	       clockd_state_name(s->state));
+	if (s->have_track) {
+		snprintf(off, sizeof(off), "%+" PRId64 " ns", s->track.offset_ns);
+		snprintf(freq, sizeof(freq), "%+.3f ppm", (double)s->track.freq_ppb / 1000.0);
+	}
+	printf("jiffies %s  monotonic %s  realtime %s  offset %s  frequency %s  %s\n", jif, mono, real, off,
+	       freq, clockd_state_name(s->state));
 }
 
 static struct timespec ns_to_timespec(int64_t ns)

@@ -6,6 +6,8 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
 	src/clockd/rtsched.c src/clockd/rtsched.h \
 	src/clockd/safepath.c src/clockd/safepath.h \
+	src/clockd/reloadstat.c src/clockd/reloadstat.h \
+	src/clockd/statlog.c src/clockd/statlog.h \
 	src/clockd/timekeeper.c src/clockd/timekeeper.h \
 	src/clockd/tickthread.c src/clockd/tickthread.h \
 	src/clockd/devices.c src/clockd/devices.h \
@@ -21,7 +23,7 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/ticks/timerfd.c src/clockd/ticks/hpet.c src/clockd/ticks/rtc.c \
 	src/clockd/references/reference.c src/clockd/references/reference.h \
 	src/clockd/references/queue.c src/clockd/references/pps.c src/clockd/references/phc.c \
-	src/clockd/references/system.c \
+	src/clockd/references/system.c src/clockd/references/kpps.c \
 	src/clockd/timers/timerbase.c src/clockd/timers/timerbase.h src/clockd/timers/internal.h \
 	src/clockd/timers/client.c src/clockd/timers/timer.c src/clockd/timers/deliver.c \
 	src/clockd/timers/shm.c \

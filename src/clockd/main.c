@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@
 #include "clockd/safepath.h"
 #include "clockd/tickthread.h"
 #include "clockd/timekeeper.h"
+#include "clockd/reloadstat.h"
+#include "clockd/statlog.h"
 #include "clockd/timers/timerbase.h"
 #include "shared/config.h"
 #include "shared/log.h"
@@ -68,6 +71,9 @@ struct clockd {
 	const char *run_user;      /* NULL: stays as started */
 	gid_t page_gid, socket_gid;
 	char ctl_path[108];        /* the control socket */
+	struct reloadstat rs;      /* the last reload's outcome, for clockctl */
+	FILE *reload_msgs;         /* during a reload: what it says, for rs */
+	struct statlog statlog;    /* logdir's statistics logs */
 	int ctl_fd;                /* bound or passed, until served */
 	bool ctl_owned;            /* bound here (not passed by systemd) */
 	struct devices dv;
@@ -189,6 +195,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 			notify_status(cd, "live");
 		cd->watch_stalled = false;
 		watchdog_ping(cd, now);
+		statlog_poll(&cd->statlog, &cd->pf, cd->tb);
 		return;
 	}
 	if (now - cd->watch_progress_ns > (int64_t)cd->tk.stale_ns && !cd->watch_stalled) {
@@ -214,41 +221,90 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(cd->base);
 }
 
-/* config_load with its "FILE:LINE: KEY: why" lines as they are on a
- * terminal, and through the log for the journal (which files them as
- * warnings, with the "<N>" prefix). */
-static int load_file(const char *path, struct clockd_config *cfg)
+typedef int config_loader(struct clockd_config *cfg, const char *path, FILE *errs);
+
+/* A configuration error: logged, and during a reload kept for its
+ * record (clockctl reload prints it). */
+static void __attribute__((format(printf, 2, 3))) build_warn(const struct clockd *cd, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", line);
+	if (cd->reload_msgs)
+		fprintf(cd->reload_msgs, "%s\n", line);
+}
+
+/* config_load or config_load_dir with their "FILE:LINE: KEY: why" lines
+ * as they are on a terminal, and through the log for the journal (which
+ * files them as warnings, with the "<N>" prefix); during a reload, also
+ * into its record. */
+static int load_with(const struct clockd *cd, config_loader *load, const char *path,
+		     struct clockd_config *cfg)
 {
 	char *text = NULL, *line, *save = NULL;
 	size_t len = 0;
 	FILE *errs;
 	int r;
 
-	if (!log_to_journal())
-		return config_load(cfg, path, stderr);
+	if (!log_to_journal() && !cd->reload_msgs)
+		return load(cfg, path, stderr);
 	errs = open_memstream(&text, &len);
-	r = config_load(cfg, path, errs ? errs : stderr);
+	r = load(cfg, path, errs ? errs : stderr);
 	if (!errs)
 		return r;
 	fclose(errs);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		log_warnx("%s", line);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (log_to_journal())
+			log_warnx("%s", line);
+		else
+			fprintf(stderr, "%s\n", line);
+		if (cd->reload_msgs)
+			fprintf(cd->reload_msgs, "%s\n", line);
+	}
 	free(text);
 	return r;
 }
 
 /*
- * The effective configuration: the embedded defaults, the file (if any),
- * then the -o overrides, then the checks between keys. All or nothing:
- * 0 with @out filled, or -1 after reporting every error.
+ * The drop-in directory into @dir, from -o confdir= if given, else from
+ * the file: empty is the main file's path (or the default one) with ".d"
+ * appended. false when off.
+ */
+static bool dropin_dir(const struct clockd *cd, const struct clockd_config *cfg, char *dir, size_t len)
+{
+	const char *v = cfg->confdir;
+
+	for (int i = 0; i < cd->noverrides; i++)
+		if (strncmp(cd->overrides[i], "confdir=", 8) == 0)
+			v = cd->overrides[i] + 8;
+	if (strcmp(v, "off") == 0)
+		return false;
+	if (*v)
+		snprintf(dir, len, "%s", v);
+	else
+		snprintf(dir, len, "%s.d", cd->config_path ? cd->config_path : CONFIG_DEFAULT_PATH);
+	return true;
+}
+
+/*
+ * The effective configuration: the embedded defaults, the file (if any)
+ * and the files it includes, the drop-in directory's files, then the -o
+ * overrides, then the checks between keys. All or nothing: 0 with @out
+ * filled, or -1 after reporting every error.
  */
 static int config_build(const struct clockd *cd, struct clockd_config *out)
 {
 	struct clockd_config cfg;
-	char why[256];
+	char why[256], dir[CONFIG_PATH_MAX];
 
 	config_defaults(&cfg);
-	if (cd->config_path && load_file(cd->config_path, &cfg) < 0)
+	if (cd->config_path && load_with(cd, config_load, cd->config_path, &cfg) < 0)
+		return -1;
+	if (dropin_dir(cd, &cfg, dir, sizeof(dir)) && load_with(cd, config_load_dir, dir, &cfg) < 0)
 		return -1;
 	for (int i = 0; i < cd->noverrides; i++) {
 		char *eq = strchr(cd->overrides[i], '=');
@@ -256,13 +312,13 @@ static int config_build(const struct clockd *cd, struct clockd_config *out)
 		*eq = '\0';
 		if (config_set(&cfg, cd->overrides[i], eq + 1, why, sizeof(why)) < 0) {
 			*eq = '=';
-			log_warnx("-o %s: %s", cd->overrides[i], why);
+			build_warn(cd, "-o %s: %s", cd->overrides[i], why);
 			return -1;
 		}
 		*eq = '=';
 	}
 	if (config_check(&cfg, why, sizeof(why)) < 0) {
-		log_warnx("configuration: %s", why);
+		build_warn(cd, "configuration: %s", why);
 		return -1;
 	}
 	*out = cfg;
@@ -274,37 +330,87 @@ static int log_level_of(const struct clockd *cd, const struct clockd_config *cfg
 	return cd->debug ? LOG_DEBUG : log_level_from_name(cfg->log_level);
 }
 
-/* SIGHUP: rebuild the configuration; all or nothing. Only log_level applies
- * at once; other changes are reported as needing a restart. */
+/* A reload's message: logged at notice and kept for its record. */
+static void __attribute__((format(printf, 2, 3))) reload_note(struct clockd *cd, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_notice("reload: %s", line);
+	if (cd->reload_msgs)
+		fprintf(cd->reload_msgs, "%s\n", line);
+}
+
+/* The new configuration against the running one: log_level applies at
+ * once, other changes are named as needing a restart. How many keys
+ * changed. */
+static unsigned reload_apply(struct clockd *cd, const struct clockd_config *next)
+{
+	unsigned changed = 0;
+
+	for (size_t i = 0; i < config_table_len; i++) {
+		const struct config_key *k = &config_table[i];
+
+		if (memcmp((const char *)next + k->offset, (const char *)&cd->cfg + k->offset, k->size) == 0)
+			continue;
+		changed++;
+		if (strcmp(k->name, "log_level") == 0) {
+			memcpy(cd->cfg.log_level, next->log_level, sizeof(next->log_level));
+			log_set_level(log_level_of(cd, &cd->cfg));
+			reload_note(cd, "log_level is now %s%s", next->log_level,
+				    cd->debug ? " (debug kept by -d)" : "");
+		} else {
+			reload_note(cd, "%s changed; it takes effect at the next restart", k->name);
+		}
+	}
+	return changed;
+}
+
+/* SIGHUP: rebuild the configuration; all or nothing. The outcome, with
+ * every message, goes to the reload record for clockctl reload. */
 static void on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct clockd *cd = arg;
 	struct clockd_config next;
-	const char *state = cd->state;
+	const char *state = cd->state, *result;
+	char *msgs = NULL;
+	size_t len = 0;
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)(kclock_ns(CLOCK_MONOTONIC) / 1000));
 	notify_status(cd, "reloading");
+	cd->reload_msgs = open_memstream(&msgs, &len);
 	if (config_build(cd, &next) < 0) {
-		log_warnx("reload: configuration rejected; the running one is unchanged");
-		goto out;
+		build_warn(cd, "reload: configuration rejected; the running one is unchanged");
+		result = "rejected";
+	} else if (reload_apply(cd, &next) == 0) {
+		reload_note(cd, "no change");
+		result = "unchanged";
+	} else {
+		result = "applied";
 	}
-	for (size_t i = 0; i < config_table_len; i++) {
-		const struct config_key *k = &config_table[i];
-
-		if (memcmp((const char *)&next + k->offset, (const char *)&cd->cfg + k->offset, k->size) == 0)
-			continue;
-		if (strcmp(k->name, "log_level") == 0) {
-			memcpy(cd->cfg.log_level, next.log_level, sizeof(next.log_level));
-			log_set_level(log_level_of(cd, &cd->cfg));
-			log_notice("reload: log_level is now %s%s", next.log_level,
-				   cd->debug ? " (debug kept by -d)" : "");
-		} else {
-			log_notice("reload: %s changed; it takes effect at the next restart", k->name);
-		}
-	}
-out:
+	if (cd->reload_msgs)
+		fclose(cd->reload_msgs);
+	cd->reload_msgs = NULL;
+	reloadstat_write(&cd->rs, result, msgs);
+	statlog_reopen(&cd->statlog); /* log rotation */
+	free(msgs);
 	notify_status(cd, state);
 	sd_notify(0, "READY=1");
+}
+
+/* The statistics logs of logdir and log (the key was checked). */
+static void statlog_start(struct clockd *cd)
+{
+	struct statlog_params p = { 0 };
+	char why[128];
+
+	snprintf(p.dir, sizeof(p.dir), "%s", cd->cfg.logdir);
+	if (statlog_parse(cd->cfg.log_kinds, p.kind, why, sizeof(why)) < 0)
+		fatalx("log: %s", why);
+	statlog_open(&cd->statlog, &p, cd->run_uid, cd->run_gid);
 }
 
 static void parse_args(struct clockd *cd, int argc, char **argv, bool *check_only)
@@ -709,6 +815,8 @@ static void teardown(struct clockd *cd)
 	event_free(cd->ev_int);
 	event_free(cd->ev_hup);
 	event_base_free(cd->base);
+	reloadstat_close(&cd->rs);
+	statlog_close(&cd->statlog);
 	pagefile_close(&cd->pf);
 	reference_close(&cd->ref);
 	devices_close(&cd->dv);
@@ -788,6 +896,8 @@ int main(int argc, char **argv)
 	safepath_trust(cd.run_uid);
 	open_clock(&cd);
 	control_socket_open(&cd);
+	reloadstat_open(&cd.rs, cd.cfg.page, cd.run_uid, cd.run_gid);
+	statlog_start(&cd);
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);

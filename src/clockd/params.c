@@ -52,6 +52,7 @@ void params_from_config(const struct clockd_config *cfg, struct clockd_params *p
 		.name = cfg->reference,
 		.pps = { cfg->pps_chip, cfg->pps_line, cfg->pps_edge, 0 },
 		.phc_device = cfg->phc_device,
+		.pps_device = cfg->pps_device,
 		.sim = sim_params(cfg),
 	};
 	p->disc = (struct discipline_params){

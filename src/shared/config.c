@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shared/config.h"
 #include "shared/simscript.h"
@@ -17,7 +22,7 @@ static const char *const posix_clock_choices[] = {
 };
 static const char *const tick_choices[] = { "timerfd", "hpet", "rtc", "gpio", "sim", NULL };
 static const char *const gpio_edge_choices[] = { "rising", "falling", "both", NULL };
-static const char *const reference_choices[] = { "system", "none", "sim", "gpio", "phc", NULL };
+static const char *const reference_choices[] = { "system", "none", "sim", "gpio", "phc", "pps", NULL };
 static const char *const pps_edge_choices[] = { "rising", "falling", NULL };
 
 /* An octal file mode, at most 0777. */
@@ -128,6 +133,20 @@ static int name_validate(const char *v, char *why, size_t len)
 	return 0;
 }
 
+/* The drop-in directory: empty (the main file's path + ".d"), "off", or
+ * an absolute path. */
+static int confdir_validate(const char *v, char *why, size_t len)
+{
+	if (strcmp(v, "off") == 0)
+		return 0;
+	if (*v && *v != '/') {
+		snprintf(why, len, "'%s' is neither off nor an absolute path", v);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const log_choices[] = { "none", "tracking", "reference", "timers", NULL };
 static const char *const page_mode_choices[] = { "0644", "0640", NULL };
 static const char *const watchdog_choices[] = { "auto", "off", NULL };
 static const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
@@ -186,7 +205,9 @@ const struct config_key config_table[] = {
 	  0, 0, simscript_validate },
 	{ "reference", CFG_CHOICE, "system", 0, 0, reference_choices, FIELD(reference),
 	  "what the clock is disciplined to: system (the kernel's clock), none (the device's own rate), "
-	  "sim (simulated 1 PPS), gpio (a PPS line), phc" },
+	  "sim (simulated 1 PPS), gpio (a PPS line), phc, pps (a kernel PPS device)" },
+	{ "pps_device", CFG_PATH, "/dev/pps0", 0, 0, NULL, FIELD(pps_device),
+	  "the kernel PPS device of reference pps (RFC 2783; its edge: pps_edge)" },
 	{ "pps_chip", CFG_STRING, "gpiochip0", 0, 0, NULL, FIELD(pps_chip),
 	  "GPIO chip of reference gpio: name, number, path or label" },
 	{ "pps_line", CFG_STRING, "1", 0, 0, NULL, FIELD(pps_line),
@@ -253,6 +274,14 @@ const struct config_key config_table[] = {
 	  "empty: root only)", 0, 0, name_validate },
 	{ "watchdog", CFG_CHOICE, "auto", 0, 0, watchdog_choices, FIELD(watchdog),
 	  "systemd watchdog: auto (WATCHDOG=1 while ticking, when $WATCHDOG_USEC asks) or off" },
+	{ "logdir", CFG_STRING, "/var/log/clockd", 0, 0, NULL, FIELD(logdir),
+	  "directory of the statistics logs (made at start if missing, owned by user)", 0, 0,
+	  opt_path_validate },
+	{ "log", CFG_LIST, "none", 0, 0, log_choices, FIELD(log_kinds),
+	  "statistics logs written to logdir, a line per update: none, or tracking, reference, timers" },
+	{ "confdir", CFG_STRING, "", 0, 0, NULL, FIELD(confdir),
+	  "drop-in directory whose *.conf files are read after the main file, in lexical order "
+	  "(empty: the main file's path with .d appended; off: none)", 0, 0, confdir_validate },
 };
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 
@@ -556,26 +585,47 @@ static int split_line(char *line, char **key, char **val, char *why, size_t len)
 	return 0;
 }
 
-/* One load in progress: the file, where errors go and how many so far,
- * and the line that set each key (0: not set). */
+/*
+ * One load in progress, over one or more files (a file and what it
+ * includes, or a drop-in directory): where errors go and how many so far,
+ * every file read (for the messages), and the file and line that last set
+ * each key (line 0: not set), which the checks between keys cite.
+ */
 struct load {
-	const char *path;
 	FILE *errs;
-	unsigned lineno;
 	int errors;
+	bool dropins; /* reading a drop-in directory */
+	char **files;
+	size_t nfiles;
+	size_t set_file[sizeof(config_table) / sizeof(config_table[0])];
+	unsigned set_line[sizeof(config_table) / sizeof(config_table[0])];
+};
+
+/* One file being read: its line count and the line that set each key in
+ * this file (a key may appear once per file; a later file overrides). */
+struct load_file {
+	struct load *ld;
+	size_t file; /* index in ld->files */
+	unsigned lineno;
+	unsigned depth; /* 0: the file the caller named */
 	unsigned seen[sizeof(config_table) / sizeof(config_table[0])];
 };
 
 /* One error, "PATH:LINE: [KEY: ]why" (no LINE when @line is 0). */
-static void load_error(struct load *ld, unsigned line, const char *key, const char *why)
+static void load_error(struct load *ld, const char *path, unsigned line, const char *key, const char *why)
 {
 	ld->errors++;
 	if (!ld->errs)
 		return;
-	fprintf(ld->errs, "%s:", ld->path);
+	fprintf(ld->errs, "%s:", path);
 	if (line)
 		fprintf(ld->errs, "%u:", line);
 	fprintf(ld->errs, " %s%s%s\n", key ? key : "", key ? ": " : "", why);
+}
+
+static void file_error(struct load_file *lf, const char *key, const char *why)
+{
+	load_error(lf->ld, lf->ld->files[lf->file], lf->lineno, key, why);
 }
 
 /*
@@ -607,73 +657,267 @@ static int read_line(FILE *f, char *line, size_t size, char *why, size_t len)
 	return nul || n > size - 2 ? -1 : 1;
 }
 
+static void load_path(struct load *ld, struct clockd_config *next, const char *path, unsigned depth,
+		      const char *from, unsigned from_line);
+
+/*
+ * "include PATTERN": the files it names, at this point of the file. A
+ * relative path is taken from the including file's directory; a pattern
+ * with *, ? or [ may match nothing (glob(3), in its sorted order); a plain
+ * path must exist.
+ */
+static void load_include(struct load_file *lf, struct clockd_config *next, char *arg)
+{
+	char pattern[CONFIG_PATH_MAX], why[CONFIG_PATH_MAX + 64];
+	const char *cur = lf->ld->files[lf->file], *slash = strrchr(cur, '/');
+	glob_t g;
+	int r;
+
+	arg = trim(arg);
+	if (*arg == '"') {
+		char *q = strchr(arg + 1, '"');
+
+		if (!q || (*trim(q + 1) && *trim(q + 1) != '#')) {
+			file_error(lf, "include", q ? "text after the quoted path" : "unterminated quoted path");
+			return;
+		}
+		*q = '\0';
+		arg++;
+	} else {
+		arg[strcspn(arg, "#")] = '\0';
+		arg = trim(arg);
+	}
+	if (*arg == '=') {
+		file_error(lf, "include", "a directive, not a key: include FILE");
+		return;
+	}
+	if (!*arg) {
+		file_error(lf, "include", "no file named");
+		return;
+	}
+	if (*arg == '/' || !slash)
+		r = snprintf(pattern, sizeof(pattern), "%s", arg);
+	else
+		r = snprintf(pattern, sizeof(pattern), "%.*s/%s", (int)(slash - cur), cur, arg);
+	if (r < 0 || (size_t)r >= sizeof(pattern)) {
+		file_error(lf, "include", "path too long");
+		return;
+	}
+	if (lf->depth + 1 > CONFIG_INCLUDE_DEPTH) {
+		snprintf(why, sizeof(why), "%s: includes nested deeper than %d (does a file include itself?)",
+			 pattern, CONFIG_INCLUDE_DEPTH);
+		file_error(lf, "include", why);
+		return;
+	}
+	if (!strpbrk(pattern, "*?[")) {
+		load_path(lf->ld, next, pattern, lf->depth + 1, cur, lf->lineno);
+		return;
+	}
+	r = glob(pattern, GLOB_ERR, NULL, &g);
+	if (r != 0 && r != GLOB_NOMATCH) {
+		snprintf(why, sizeof(why), "%s: %s", pattern, r == GLOB_NOSPACE ? "out of memory" : "cannot read a directory");
+		file_error(lf, "include", why);
+	} else {
+		for (size_t i = 0; r == 0 && i < g.gl_pathc; i++)
+			load_path(lf->ld, next, g.gl_pathv[i], lf->depth + 1, cur, lf->lineno);
+	}
+	if (r != GLOB_NOMATCH)
+		globfree(&g);
+}
+
+/* "include" followed by a blank: the directive, not a key. */
+static char *include_arg(char *line)
+{
+	line += strspn(line, " \t");
+	if (strncmp(line, "include", 7) != 0 || (line[7] != ' ' && line[7] != '\t'))
+		return NULL;
+	return line + 7;
+}
+
 /* One line of the file, applied to @next. */
-static void load_line(struct load *ld, struct clockd_config *next, char *line)
+static void load_line(struct load_file *lf, struct clockd_config *next, char *line)
 {
 	const struct config_key *k;
-	char *key, *val, why[256];
+	char *key, *val, *inc, why[256];
+	size_t i;
 
+	inc = include_arg(line);
+	if (inc) {
+		load_include(lf, next, inc);
+		return;
+	}
 	if (split_line(line, &key, &val, why, sizeof(why)) < 0) {
-		load_error(ld, ld->lineno, key, why);
+		file_error(lf, key, why);
 		return;
 	}
 	if (!key)
 		return;
 	k = config_find(key);
 	if (!k) {
-		load_error(ld, ld->lineno, key, "unknown key");
-	} else if (ld->seen[k - config_table]) {
-		load_error(ld, ld->lineno, key, "set more than once");
-	} else {
-		ld->seen[k - config_table] = ld->lineno;
-		if (key_set(k, next, val, why, sizeof(why)) < 0)
-			load_error(ld, ld->lineno, key, why);
+		file_error(lf, key, "unknown key");
+		return;
 	}
+	i = (size_t)(k - config_table);
+	if (lf->seen[i]) {
+		file_error(lf, key, "set more than once");
+		return;
+	}
+	lf->seen[i] = lf->lineno;
+	if (key_set(k, next, val, why, sizeof(why)) < 0) {
+		file_error(lf, key, why);
+		return;
+	}
+	lf->ld->set_file[i] = lf->file;
+	lf->ld->set_line[i] = lf->lineno;
+}
+
+/* Read @path (included from @from:@from_line, or named by the caller
+ * when @from is NULL) into @next. */
+static void load_path(struct load *ld, struct clockd_config *next, const char *path, unsigned depth,
+		      const char *from, unsigned from_line)
+{
+	struct load_file lf = { .ld = ld, .depth = depth };
+	char line[1024], why[CONFIG_PATH_MAX + 64], **files;
+	struct stat st;
+	FILE *f;
+	int fd, r;
+
+	files = realloc(ld->files, (ld->nfiles + 1) * sizeof(*files));
+	if (files)
+		ld->files = files;
+	if (!files || !(files[ld->nfiles] = strdup(path))) {
+		load_error(ld, path, 0, NULL, "out of memory");
+		return;
+	}
+	lf.file = ld->nfiles++;
+	/* Includes and drop-ins open without blocking: a FIFO is refused
+	 * below, not waited on. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (from || ld->dropins ? O_NONBLOCK : 0));
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f && fd >= 0)
+		close(fd);
+	if (!f)
+		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+	else if (fstat(fileno(f), &st) < 0)
+		snprintf(why, sizeof(why), "cannot stat: %s", strerror(errno));
+	else if (!S_ISREG(st.st_mode) && (from || ld->dropins))
+		/* An include or a drop-in is a file: not a FIFO that would
+		 * block, nor a device. The file named by the caller may be
+		 * anything it reads (/dev/null: no file, the defaults). */
+		snprintf(why, sizeof(why), "not a regular file");
+	else
+		why[0] = '\0';
+	if (why[0]) {
+		if (from) {
+			char msg[sizeof(why) + CONFIG_PATH_MAX];
+
+			snprintf(msg, sizeof(msg), "%s: %s", path, why);
+			load_error(ld, from, from_line, "include", msg);
+		} else {
+			load_error(ld, path, 0, NULL, why);
+		}
+		if (f)
+			fclose(f);
+		return;
+	}
+	while ((r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
+		lf.lineno++;
+		if (r < 0)
+			file_error(&lf, NULL, why);
+		else
+			load_line(&lf, next, line);
+	}
+	if (ferror(f)) {
+		snprintf(why, sizeof(why), "read error: %s", strerror(errno));
+		load_error(ld, path, 0, NULL, why);
+	}
+	fclose(f);
 }
 
 /* The checks between keys; they are between hz and jiffies_wrap_after:
- * cite the line of whichever of them the file set last. */
+ * cite the file and line of whichever of them was set last. */
 static void load_check(struct load *ld, const struct clockd_config *next)
 {
-	unsigned a = ld->seen[config_find("hz") - config_table];
-	unsigned b = ld->seen[config_find("jiffies_wrap_after") - config_table];
+	size_t a = (size_t)(config_find("hz") - config_table);
+	size_t b = (size_t)(config_find("jiffies_wrap_after") - config_table);
+	size_t last = ld->set_file[a] > ld->set_file[b] ||
+		      (ld->set_file[a] == ld->set_file[b] && ld->set_line[a] > ld->set_line[b]) ? a : b;
 	char why[256];
 
 	if (config_check(next, why, sizeof(why)) < 0)
-		load_error(ld, a > b ? a : b, NULL, why);
+		load_error(ld, ld->set_line[last] ? ld->files[ld->set_file[last]] : ld->files[0],
+			   ld->set_line[last], NULL, why);
+}
+
+/* The end of a load: checks, then all or nothing. */
+static int load_finish(struct load *ld, struct clockd_config *cfg, const struct clockd_config *next)
+{
+	if (!ld->errors && ld->nfiles)
+		load_check(ld, next);
+	for (size_t i = 0; i < ld->nfiles; i++)
+		free(ld->files[i]);
+	free(ld->files);
+	if (ld->errors)
+		return -1;
+	*cfg = *next;
+	return 0;
 }
 
 int config_load(struct clockd_config *cfg, const char *path, FILE *errs)
 {
 	struct clockd_config next = *cfg;
-	struct load ld = { .path = path, .errs = errs };
-	char line[1024], why[128];
-	FILE *f = fopen(path, "re");
-	int r;
+	struct load ld = { .errs = errs };
 
-	if (!f) {
-		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
-		load_error(&ld, 0, NULL, why);
+	load_path(&ld, &next, path, 0, NULL, 0);
+	return load_finish(&ld, cfg, &next);
+}
+
+/* Drop-in names: "*.conf", not hidden. */
+static int dropin_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+/* Lexical order, whatever the locale (alphasort uses strcoll). */
+static int dropin_compare(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int config_load_dir(struct clockd_config *cfg, const char *dir, FILE *errs)
+{
+	struct clockd_config next = *cfg;
+	struct load ld = { .errs = errs, .dropins = true };
+	struct dirent **names = NULL;
+	char path[CONFIG_PATH_MAX], why[256];
+	int n = scandir(dir, &names, dropin_filter, dropin_compare);
+
+	if (n < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, sizeof(why), "cannot read the drop-in directory: %s", strerror(errno));
+		load_error(&ld, dir, 0, NULL, why);
 		return -1;
 	}
-	while ((r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
-		ld.lineno++;
-		if (r < 0)
-			load_error(&ld, ld.lineno, NULL, why);
+	for (int i = 0; i < n; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) >= sizeof(path))
+			load_error(&ld, dir, 0, names[i]->d_name, "path too long");
 		else
-			load_line(&ld, &next, line);
+			load_path(&ld, &next, path, 0, NULL, 0);
+		free(names[i]);
 	}
-	if (ferror(f)) {
-		snprintf(why, sizeof(why), "read error: %s", strerror(errno));
-		load_error(&ld, 0, NULL, why);
+	free(names);
+	if (strcmp(next.confdir, cfg->confdir) != 0) {
+		size_t i = (size_t)(config_find("confdir") - config_table);
+
+		load_error(&ld, ld.files[ld.set_file[i]], ld.set_line[i], "confdir",
+			   "set in a drop-in file, where it has no effect: set it in the main file");
 	}
-	fclose(f);
-	if (!ld.errors)
-		load_check(&ld, &next);
-	if (ld.errors)
+	if (load_finish(&ld, cfg, &next) < 0)
 		return -1;
-	*cfg = next;
-	return 0;
+	return n;
 }
 
 void config_write(FILE *out, const struct clockd_config *cfg)

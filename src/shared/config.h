@@ -7,7 +7,14 @@
  *
  * Syntax: "key = value" lines; '#' starts a comment (whole line or after
  * the value); blank lines ignored; values may be quoted with "..." (no
- * escapes). A key may appear once. Errors read "FILE:LINE: KEY: why".
+ * escapes). A key may appear once per file. Errors read "FILE:LINE: KEY: why".
+ *
+ * "include FILE" (a line of its own) reads FILE at that point: a relative
+ * path is taken from the including file's directory, and a glob pattern
+ * (*, ?, [) may match nothing (its matches are read in sorted order). A
+ * key set again in a file read later overrides the earlier value. The
+ * daemon then reads the drop-in directory (confdir): its "*.conf" files in
+ * lexical order, after the main file.
  */
 #ifndef CLOCKD_SHARED_CONFIG_H
 #define CLOCKD_SHARED_CONFIG_H
@@ -32,6 +39,8 @@ enum config_type {
 };
 
 #define CONFIG_LIST_MAX 4
+#define CONFIG_PATH_MAX 4096     /* a file named by include or in confdir */
+#define CONFIG_INCLUDE_DEPTH 8   /* includes within includes */
 
 struct clockd_config {
 	uint32_t hz;                 /* hz */
@@ -62,6 +71,7 @@ struct clockd_config {
 	char pps_chip[64];           /* pps_chip */
 	char pps_line[64];           /* pps_line */
 	char pps_edge[16];           /* pps_edge */
+	char pps_device[64];         /* pps_device: reference pps */
 	uint32_t discipline_step_ms; /* discipline_step_ms */
 	uint32_t discipline_restep_ms; /* discipline_restep_ms */
 	uint32_t discipline_max_ppm; /* discipline_max_ppm */
@@ -87,6 +97,9 @@ struct clockd_config {
 	uint32_t max_timers_per_user;     /* max_timers_per_user */
 	char stats_group[64];        /* stats_group ("": root only sees every client) */
 	char watchdog[8];            /* watchdog: auto or off */
+	char logdir[256];            /* logdir: statistics logs ("": none) */
+	char log_kinds[32];          /* log: none, or tracking,reference,timers */
+	char confdir[256];           /* confdir: "" (the main file + ".d"), off, or a path */
 };
 
 struct config_key {
@@ -121,6 +134,14 @@ void config_defaults(struct clockd_config *cfg);
  * A missing file is an error ("FILE: cannot open: ...").
  */
 int config_load(struct clockd_config *cfg, const char *path, FILE *errs);
+
+/*
+ * The drop-in directory @dir: its "*.conf" files (not hidden ones) in
+ * lexical (strcmp) order, each as config_load reads a file, over a copy
+ * of @cfg, all or nothing. Returns how many files were applied (0 when
+ * @dir does not exist), or -1 after writing the errors to @errs.
+ */
+int config_load_dir(struct clockd_config *cfg, const char *dir, FILE *errs);
 
 /* Set one key from text (command line overrides). Returns 0, or -1 with a
  * reason ("KEY: why") in @why. */

@@ -35,8 +35,11 @@ for line in "--json time" "time --json" "--page $page time --json" "time --page=
 	[ "$rc" -eq 0 ] && jq -e '.realtime.sec > 0' "$tmp/out" >/dev/null
 	check $? "clockctl $line: JSON"
 done
+run watch -n 1 -i 0.01
+[ "$rc" -eq 0 ] && grep -q ' offset -  frequency -  live$' "$tmp/out"
+check $? "watch without a reference: offset - and frequency -"
 run watch -n 1 --csv -i 0.01
-[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 2 ] && head -n 1 "$tmp/out" | grep -q '^jiffies_64,'
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 2 ] && head -n 1 "$tmp/out" | grep -q '^time,jiffies_64,'
 check $? "watch -n 1 --csv -i 0.01: a header and one record"
 run -v sources
 grep -q '^  FAULT ' "$tmp/out" && grep -q '^ROLE ' "$tmp/out"
@@ -70,15 +73,23 @@ check $? "timers --help: the socket defaults to the file control beside the page
 # --- CSV: a header and records, the same names as JSON ---
 csv_keys() { head -n 1 "$tmp/out" | tr ',' '\n' | sort | tr '\n' ' '; }
 run -c time
-[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] && head -n 1 "$tmp/out" | grep -q '^clock,sec,nsec,' &&
-	grep -q '^monotonic_coarse,' "$tmp/out"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] && head -n 1 "$tmp/out" | grep -q '^time,clock,sec,nsec,' &&
+	grep -q '^[0-9-]*T[0-9:]*\.[0-9]\{9\}Z,monotonic_coarse,' "$tmp/out"
 check $? "-c time: a header and one record per clock"
+# The time column: when clockctl took the record, RFC 3339 UTC, within a
+# minute of the kernel's clock (a loaded machine), one stamp per print.
+stamp=$(sed -n '2s/,.*//p' "$tmp/out")
+now=$(date -u +%s)
+then_s=$(date -u -d "$stamp" +%s 2>/dev/null || echo 0)
+[ $((now - then_s)) -ge 0 ] && [ $((now - then_s)) -le 60 ] &&
+	[ "$(tail -n +2 "$tmp/out" | cut -d, -f1 | sort -u | wc -l)" -eq 1 ]
+check $? "-c rows start with the time they were taken ($stamp), one stamp for the rows of a print"
 run --csv tracking
 csv=$(csv_keys)
 run --json tracking
 json=$(jq -r 'keys[]' "$tmp/out" | sort | tr '\n' ' ')
-[ -n "$csv" ] && [ "$csv" = "$json" ]
-check $? "--csv tracking has the keys of --json tracking ($csv)"
+[ -n "$csv" ] && [ "$csv" = "$(printf '%s\n' $json time | sort | tr '\n' ' ')" ]
+check $? "--csv tracking has the keys of --json tracking and time ($csv)"
 run --csv status
 head -n 1 "$tmp/out" | grep -q 'flags.synced' && [ "$(wc -l <"$tmp/out")" -eq 2 ]
 check $? "--csv status: one record, nested keys joined with a dot (flags.synced)"
@@ -91,8 +102,8 @@ assert any(r["role"] == "tick" and r["state"] == "active" for r in rows)
 ' "$tmp/out"
 check $? "--csv sources parses as CSV, one record per device, fault names"
 run --csv timers
-[ "$rc" -eq 0 ] && grep -q '^record,cpu,' "$tmp/out" && grep -q '^cpu,0,' "$tmp/out" &&
-	grep -q '^record,pid,uid,' "$tmp/out"
+[ "$rc" -eq 0 ] && grep -q '^time,record,cpu,' "$tmp/out" && grep -q '^[^,]*,cpu,0,' "$tmp/out" &&
+	grep -q '^time,record,pid,uid,' "$tmp/out"
 check $? "--csv timers: the CPU table and the client table, each with its header"
 
 # --- one name and one unit per quantity ---

@@ -5,10 +5,10 @@
 check_PROGRAMS += tests/discipline/truth tests/discipline/bound
 TESTS += tests/discipline/sim.sh tests/discipline/bad.sh tests/discipline/outliers.sh \
 	tests/discipline/wallstep.sh \
-	tests/discipline/bound.sh tests/discipline/holdover.sh
+	tests/discipline/bound.sh tests/discipline/holdover.sh tests/discipline/kpps.sh
 EXTRA_DIST += tests/discipline/sim.sh tests/discipline/bad.sh tests/discipline/outliers.sh \
 	tests/discipline/wallstep.sh \
-	tests/discipline/bound.sh tests/discipline/holdover.sh \
+	tests/discipline/bound.sh tests/discipline/holdover.sh tests/discipline/kpps.sh \
 	tests/discipline/common.sh
 
 tests_discipline_truth_SOURCES = tests/discipline/truth.c
@@ -16,3 +16,10 @@ tests_discipline_truth_LDADD = src/libclockd/libclockd.la -lm
 
 tests_discipline_bound_SOURCES = tests/discipline/bound.c
 tests_discipline_bound_LDADD = src/libclockd/libclockd.la -lm
+
+# reference = pps against a fake kernel PPS device (kpps.sh): the RFC 2783
+# ioctls answered by an LD_PRELOAD shared object, built for the tests only.
+check_LTLIBRARIES += tests/discipline/fakepps-preload.la
+tests_discipline_fakepps_preload_la_SOURCES = tests/discipline/fakepps-preload.c
+tests_discipline_fakepps_preload_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_discipline_fakepps_preload_la_LIBADD = -ldl

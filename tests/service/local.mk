@@ -10,6 +10,8 @@ check_PROGRAMS += tests/service/logrepeat
 tests_service_logrepeat_SOURCES = tests/service/logrepeat.c
 tests_service_logrepeat_LDADD = tests/libtap.la src/shared/libshared.la
 TESTS += tests/service/logrepeat tests/service/notify.sh tests/service/activate.sh tests/service/privilege.sh \
-	tests/service/reload.sh tests/service/install.sh
+	tests/service/reload.sh tests/service/install.sh tests/service/statlog.sh \
+	tests/service/container.sh
 EXTRA_DIST += tests/service/notify.sh tests/service/activate.sh tests/service/privilege.sh \
-	tests/service/reload.sh tests/service/install.sh tests/service/lib.sh
+	tests/service/reload.sh tests/service/install.sh tests/service/lib.sh tests/service/statlog.sh \
+	tests/service/container.sh

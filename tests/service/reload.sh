@@ -4,7 +4,10 @@
 # configuration file is rejected as a whole, each fault logged as
 # FILE:LINE, and the daemon keeps serving with its old values (HZ, and
 # log_level: no debug line appears); a good file then applies log_level at
-# once and names the keys that need a restart. When stderr is the journal
+# once and names the keys that need a restart. clockctl reload waits for
+# the daemon's reload record and reports it: exit 3 with the FILE:LINE
+# reasons for a rejected file (also in a drop-in), "no change" when there
+# is none, the keys otherwise. When stderr is the journal
 # ($JOURNAL_STREAM names it) the lines carry "<N>" priorities instead of
 # "clockd: ", the FILE:LINE errors as warnings.
 . "$top_srcdir/tests/service/lib.sh"
@@ -43,12 +46,38 @@ ok $? "the daemon keeps serving: the page is live and jiffies advance"
 [ "$(hz_now)" = 500 ] && kill -0 "$dpid"
 ok $? "with its old values (hz $(hz_now))"
 
+"$CLOCKCTL" reload >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "rejected the configuration" "$tmp/err" &&
+	grep -q "^$conf:3: no_such_key: unknown key" "$tmp/err" && grep -q "^$conf:4: stall_ticks: 1 is out of range" "$tmp/err"
+ok $? "clockctl reload of the broken file exits 3 (exit $rc) with the daemon's FILE:LINE reasons"
+[ $tap_failed -eq 0 ] || diag "$tmp/out" "$tmp/err"
+[ "$(stat -c %a "$tmp/page.reload")" = 600 ]
+ok $? "the reload record beside the page is mode 0600 ($(stat -c %a "$tmp/page.reload"))"
+
+printf 'hz = 500\nlog_level = info\n' >"$conf"
+mkdir "$conf.d"
+printf 'hz = x\n' >"$conf.d/50-bad.conf"
+"$CLOCKCTL" reload >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "^$conf.d/50-bad.conf:1: hz: 'x' is not a number" "$tmp/err"
+ok $? "a broken drop-in file rejects the reload too (exit $rc), naming its FILE:LINE"
+rm -r "$conf.d"
+"$CLOCKCTL" reload >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^no change" "$tmp/out"
+ok $? "clockctl reload of the running configuration says no change (exit $rc): $(cat "$tmp/out")"
+"$CLOCKCTL" --json reload >"$tmp/out" 2>"$tmp/err"
+grep -q '"reload": *"unchanged"' "$tmp/out"
+ok $? "--json reload: $(cat "$tmp/out")"
+
 # A good file, through clockctl reload.
 printf 'hz = 250\nlog_level = debug\n' >"$conf"
 "$CLOCKCTL" reload >"$tmp/out" 2>&1
 rc=$?
-[ $rc -eq 0 ] && grep -q "pid $dpid" "$tmp/out"
-ok $? "clockctl reload signals the daemon (exit $rc): $(cat "$tmp/out")"
+[ $rc -eq 0 ] && grep -q "pid $dpid" "$tmp/out" && grep -q "log_level is now debug" "$tmp/out" &&
+	grep -q "hz changed; it takes effect at the next restart" "$tmp/out"
+ok $? "clockctl reload of a good file (exit $rc) prints what changed: $(cat "$tmp/out" | tr '\n' ' ')"
 poll "$DEADLINE_S" has "$log" 'reload: log_level is now debug'
 ok $? "a good file: log_level applies at once"
 has "$log" 'reload: hz changed; it takes effect at the next restart' && [ "$(hz_now)" = 500 ]

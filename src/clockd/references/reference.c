@@ -10,6 +10,7 @@
 const struct ref_driver *const reference_drivers[] = {
 	&ref_gpio,
 	&ref_phc,
+	&ref_kpps,
 	&ref_sim,
 	&ref_system,
 	NULL,

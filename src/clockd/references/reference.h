@@ -11,7 +11,8 @@
  * the counter read between two reads of the kernel's clock.
  *
  * Drivers: one file each behind struct ref_driver, listed in
- * reference_drivers[] (reference.c): pps.c (gpio, sim), phc.c, system.c.
+ * reference_drivers[] (reference.c): pps.c (gpio, sim), phc.c, kpps.c
+ * (pps: a kernel PPS device, RFC 2783), system.c.
  * A threaded driver talks to the rest through the queue (queue.c) alone.
  */
 #ifndef CLOCKD_REFERENCE_H
@@ -29,6 +30,7 @@ struct ref_params {
 	const char *name;            /* reference: "none", or a driver's name */
 	struct gpio_line_params pps; /* gpio: pps_chip, pps_line, pps_edge */
 	const char *phc_device;      /* phc */
+	const char *pps_device;      /* pps: the kernel PPS device (edge: pps.edge) */
 	struct sim_params sim;       /* sim */
 };
 
@@ -72,6 +74,7 @@ extern const struct ref_driver ref_gpio;
 extern const struct ref_driver ref_sim;
 extern const struct ref_driver ref_phc;
 extern const struct ref_driver ref_system;
+extern const struct ref_driver ref_kpps;
 /* NULL-terminated; a name with no entry is "not built into this clockd". */
 extern const struct ref_driver *const reference_drivers[];
 
