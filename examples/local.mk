@@ -11,4 +11,5 @@ dist_examples_DATA = examples/libevent-timers.c
 # by tests/config/examples.sh: $(docdir)/examples/conf.
 exampleconfdir = $(docdir)/examples/conf
 dist_exampleconf_DATA = examples/conf/gpio-pps.conf examples/conf/phc.conf \
-	examples/conf/hpet.conf examples/conf/chrony-export.conf examples/conf/kernel-pps.conf
+	examples/conf/hpet.conf examples/conf/chrony-export.conf examples/conf/kernel-pps.conf \
+	examples/conf/system.conf
