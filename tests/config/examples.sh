@@ -9,13 +9,7 @@
 CLOCKD=$top_builddir/src/clockd/clockd
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-examples.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$top_srcdir/tests/tap.sh"
 
 set -- "$top_srcdir"/examples/conf/*.conf
 [ -e "$1" ] || { echo "Bail out! no examples/conf/*.conf"; exit 99; }
@@ -50,5 +44,4 @@ for f in "$@"; do
 	ok $? "$name is installed (examples/local.mk)"
 done
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

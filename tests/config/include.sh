@@ -7,13 +7,7 @@
 CLOCKD=$top_builddir/src/clockd/clockd
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-include.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. "$top_srcdir/tests/tap.sh"
 
 # run ARGS...: clockd --check-config's status in $st, output in $T/out, $T/err
 run() {
@@ -121,5 +115,4 @@ run -c "$T/twice.conf" -o confdir=off
 [ $st -ne 0 ] && grep -q "^$T/twice.conf:2: hz: set more than once" "$T/err"
 ok $? "a key twice in one file is still an error"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish
