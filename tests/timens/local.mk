@@ -1,7 +1,7 @@
 # Issue 25: time namespaces (timens.sh) and steps of the date (steps.sh) as
 # a client sees them.
 check_PROGRAMS += tests/timens/tprobe
-TESTS += tests/timens/timens.sh
-EXTRA_DIST += tests/timens/timens.sh
+TESTS += tests/timens/timens.sh tests/timens/steps.sh
+EXTRA_DIST += tests/timens/timens.sh tests/timens/steps.sh
 tests_timens_tprobe_SOURCES = tests/timens/tprobe.c
 tests_timens_tprobe_LDADD = src/libclockd/libclockd.la -lpthread
