@@ -78,6 +78,9 @@ run_source() {
 		c=$(field "$line" coarse)
 		close_ns "$m" "$hmono" && close_ns "$r" "$hraw" && [ "${c#-}" -le 100000000 ]
 		ok $? "$src: offset $n s: CLOCKD_MONOTONIC, _RAW, _COARSE carry the offset ($line; host mono=$hmono)"
+		ic=$(field "$line" icoarse)
+		close_ns "$(field "$line" imono)" "$hmono" && [ "${ic#-}" -le 100000000 ]
+		ok $? "$src: offset $n s: so do the inline reads of <clockd/clockd.h>"
 		close_ns "$(field "$line" real)" "$hreal"
 		ok $? "$src: offset $n s: CLOCKD_REALTIME is not moved"
 		pline=$(in_ns "$n" env CLOCKD_PRELOAD=refuse "$CLOCKCTL" --page "$CLOCKD_SHM" run -- "$TPROBE" reads 200 2>"$T/err")

@@ -11,7 +11,8 @@
  *                    line "KEY=NS ..." of clock minus kernel clock, taken
  *                    the last time round:
  *                    mono raw coarse real (libclockd) pmono praw pcoarse
- *                    (the program's CLOCK_MONOTONIC, _RAW, _COARSE)
+ *                    (the program's CLOCK_MONOTONIC, _RAW, _COARSE),
+ *                    imono icoarse (the inline reads of <clockd/clockd.h>)
  *   tprobe waits MS  start every kind of wait for MS ms at once, each in
  *                    its own thread (sleeps and timers, relative and
  *                    absolute, on the monotonic and the realtime clocks,
@@ -94,7 +95,7 @@ static int reads(long n)
 		{ "praw", CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_RAW, 1 },
 		{ "pcoarse", CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_COARSE, 1 },
 	};
-	long long d[sizeof(tab) / sizeof(tab[0])] = { 0 };
+	long long d[sizeof(tab) / sizeof(tab[0])] = { 0 }, imono = 0, icoarse = 0;
 	long fails = 0;
 
 	for (long i = 0; i < n; i++) {
@@ -110,9 +111,24 @@ static int reads(long n)
 			d[k] = v - (k0 + (k1 - k0) / 2);
 		}
 	}
+	/* The inline reads of <clockd/clockd.h> (a constant id). */
+	for (long i = 0; i < n; i++) {
+		struct timespec ts;
+		long long k0 = kernel_ns(CLOCK_MONOTONIC);
+
+		if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0)
+			fails++;
+		else
+			imono = ts_ns(&ts) - (k0 + (kernel_ns(CLOCK_MONOTONIC) - k0) / 2);
+		k0 = kernel_ns(CLOCK_MONOTONIC_COARSE);
+		if (clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts) != 0)
+			fails++;
+		else
+			icoarse = ts_ns(&ts) - k0;
+	}
 	for (size_t k = 0; k < sizeof(tab) / sizeof(tab[0]); k++)
 		printf("%s%s=%lld", k ? " " : "", tab[k].key, d[k]);
-	printf("\n");
+	printf(" imono=%lld icoarse=%lld\n", imono, icoarse);
 	if (fails)
 		printf("# %ld reads failed\n", fails);
 	return fails ? 1 : 0;
