@@ -155,7 +155,8 @@ static void device_fill(struct clockd_device *d, const struct clockd_page_device
 	d->role = e->role;
 	d->state = e->state;
 	d->fault = e->fault;
-	d->since_ns = e->since_ns;
+	/* The daemon's kernel CLOCK_MONOTONIC, as the caller's reads it. */
+	d->since_ns = (int64_t)((uint64_t)e->since_ns + (uint64_t)lib_timens_mono_ns());
 	d->faults = e->faults;
 	d->spurious = e->spurious;
 	d->missed = e->missed;

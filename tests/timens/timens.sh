@@ -71,6 +71,9 @@ run_source() {
 		st=$(in_ns "$n" "$CLOCKCTL" --page "$CLOCKD_SHM" --json status 2>&1 | jq -r .state)
 		[ "$st" = live ]
 		ok $? "$src: offset $n s: clockctl status says live ($st)"
+		since=$(in_ns "$n" "$CLOCKCTL" --page "$CLOCKD_SHM" --json sources 2>&1 | jq -r '.devices[0].since_sec')
+		[ -n "$since" ] && [ "$since" -ge 0 ] 2>/dev/null && [ "$since" -lt 600 ]
+		ok $? "$src: offset $n s: clockctl sources: the source changed state ${since} s ago"
 		line=$(in_ns "$n" "$TPROBE" reads 2000)
 		ok $? "$src: offset $n s: 2000 rounds of reads, none fails"
 		m=$(field "$line" mono)
