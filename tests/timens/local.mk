@@ -4,4 +4,5 @@ check_PROGRAMS += tests/timens/tprobe
 TESTS += tests/timens/timens.sh tests/timens/steps.sh
 EXTRA_DIST += tests/timens/timens.sh tests/timens/steps.sh
 tests_timens_tprobe_SOURCES = tests/timens/tprobe.c
+tests_timens_tprobe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_timens_tprobe_LDADD = src/libclockd/libclockd.la -lpthread

@@ -14,7 +14,7 @@
 TRAP=$top_builddir/tests/daemon/.libs/trap-preload.so
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
 TPROBE=$top_builddir/tests/timens/tprobe
-[ -f "$TRAP" ] || { echo "Bail out! $TRAP not built"; exit 99; }
+[ -f "$TRAP" ] || bail "$TRAP not built"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export CLOCKD_TEST_REALTIME_OFFSET="$T/offset"
 echo 0 >"$T/offset"

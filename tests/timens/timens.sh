@@ -12,11 +12,10 @@
 
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
 TPROBE=$top_builddir/tests/timens/tprobe
-command -v jq >/dev/null || { echo "1..0 # SKIP jq is not installed"; exit 0; }
-command -v unshare >/dev/null || { echo "1..0 # SKIP unshare(1) is not installed"; exit 0; }
+command -v jq >/dev/null || skip_all "jq is not installed"
+command -v unshare >/dev/null || skip_all "unshare(1) is not installed"
 if ! unshare --time --monotonic 1 true 2>"$T/err"; then
-	echo "1..0 # SKIP no time namespaces here (unshare --time: $(head -1 "$T/err"); root and Linux 5.6 or later needed)"
-	exit 0
+	skip_all "no time namespaces here (unshare --time: $(head -1 "$T/err"); root and Linux 5.6 or later needed)"
 fi
 # An ASan build's runtime must come first: the preload comes after it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"

@@ -38,13 +38,9 @@
 #include <unistd.h>
 
 #include <clockd/clockd.h>
+#include "util.h"
 
 #define NSEC 1000000000LL
-
-static long long ts_ns(const struct timespec *ts)
-{
-	return (long long)ts->tv_sec * NSEC + ts->tv_nsec;
-}
 
 static struct timespec ns_ts(long long ns)
 {
@@ -57,7 +53,7 @@ static long long kernel_ns(clockid_t id)
 
 	if (syscall(SYS_clock_gettime, id, &ts) != 0)
 		abort();
-	return ts_ns(&ts);
+	return tu_ts_ns(&ts);
 }
 
 static int clockd_ns(clockid_t id, long long *ns)
@@ -66,7 +62,7 @@ static int clockd_ns(clockid_t id, long long *ns)
 
 	if (clockd_clock_gettime(id, &ts) != 0)
 		return -1;
-	*ns = ts_ns(&ts);
+	*ns = tu_ts_ns(&ts);
 	return 0;
 }
 
@@ -76,7 +72,7 @@ static int own_ns(clockid_t id, long long *ns)
 
 	if (clock_gettime(id, &ts) != 0)
 		return -1;
-	*ns = ts_ns(&ts);
+	*ns = tu_ts_ns(&ts);
 	return 0;
 }
 
@@ -119,12 +115,12 @@ static int reads(long n)
 		if (clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) != 0)
 			fails++;
 		else
-			imono = ts_ns(&ts) - (k0 + (kernel_ns(CLOCK_MONOTONIC) - k0) / 2);
+			imono = tu_ts_ns(&ts) - (k0 + (kernel_ns(CLOCK_MONOTONIC) - k0) / 2);
 		k0 = kernel_ns(CLOCK_MONOTONIC_COARSE);
 		if (clockd_clock_gettime(CLOCKD_MONOTONIC_COARSE, &ts) != 0)
 			fails++;
 		else
-			icoarse = ts_ns(&ts) - k0;
+			icoarse = tu_ts_ns(&ts) - k0;
 	}
 	for (size_t k = 0; k < sizeof(tab) / sizeof(tab[0]); k++)
 		printf("%s%s=%lld", k ? " " : "", tab[k].key, d[k]);
@@ -306,14 +302,14 @@ static int late(long secs)
 		return 2;
 	if (clockd_clock_gettime(CLOCKD_REALTIME, &now) != 0)
 		return 2;
-	rv.it_value = ns_ts(ts_ns(&now) + 1000000);
+	rv.it_value = ns_ts(tu_ts_ns(&now) + 1000000);
 	if (clockd_timer_settime(r, TIMER_ABSTIME, &rv, NULL) != 0)
 		return 2;
 	/* The monotonic timer's expiries are first + k * 10 ms of
 	 * CLOCKD_MONOTONIC; each wake-up is compared with the last of them. */
 	if (clockd_clock_gettime(CLOCKD_MONOTONIC, &now) != 0)
 		return 2;
-	first = ts_ns(&now) + 10000000;
+	first = tu_ts_ns(&now) + 10000000;
 	mv.it_value = ns_ts(first);
 	if (clockd_timer_settime(m, TIMER_ABSTIME, &mv, NULL) != 0)
 		return 2;
@@ -326,7 +322,7 @@ static int late(long secs)
 			return 2;
 		if (clockd_clock_gettime(CLOCKD_MONOTONIC, &now) != 0)
 			return 2;
-		t = ts_ns(&now);
+		t = tu_ts_ns(&now);
 		if (p.revents && read(p.fd, &c, sizeof(c)) == sizeof(c)) {
 			fires += c;
 			due = first + (long long)(fires - 1) * 10000000;
