@@ -31,6 +31,13 @@ static bool parse_int(const char **p, const char *end, int64_t *v)
 	return any;
 }
 
+static bool blank(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s == end;
+}
+
 /* One line "monotonic <sec> <nsec>" (the kernel names the clock; a number
  * is its clock id, as the file accepts on writes). */
 static int parse_line(const char *s, const char *end, struct timens_offsets *o)
@@ -47,11 +54,30 @@ static int parse_line(const char *s, const char *end, struct timens_offsets *o)
 	} else if (parse_int(&p, end, &id)) {
 		dst = id == CLOCK_MONOTONIC ? &o->mono_ns : id == CLOCK_BOOTTIME ? &o->boot_ns : NULL;
 	}
-	if (!dst || !parse_int(&p, end, &sec) || !parse_int(&p, end, &nsec) || nsec < 0 ||
+	if (!dst || !parse_int(&p, end, &sec) || !parse_int(&p, end, &nsec) || !blank(p, end) || nsec < 0 ||
 	    nsec >= NSEC_PER_SEC_ || sec > INT64_MAX / NSEC_PER_SEC_ - 1 || sec < INT64_MIN / NSEC_PER_SEC_ + 1)
 		return -EPROTO;
 	*dst = sec * NSEC_PER_SEC_ + nsec;
 	return 0;
+}
+
+int timens_parse(const char *buf, size_t len, struct timens_offsets *o)
+{
+	int err = 0;
+
+	o->mono_ns = o->boot_ns = 0;
+	for (const char *s = buf, *end = buf + len; !err && s < end;) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+
+		if (!nl)
+			nl = end;
+		if (nl > s)
+			err = parse_line(s, nl, o);
+		s = nl + 1;
+	}
+	if (err)
+		o->mono_ns = o->boot_ns = 0;
+	return err;
 }
 
 int timens_read(struct timens_offsets *o)
@@ -74,16 +100,8 @@ int timens_read(struct timens_offsets *o)
 		len += n;
 	}
 	close(fd);
-	for (const char *s = buf, *end = buf + len; !err && s < end;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-
-		if (!nl)
-			nl = end;
-		if (nl > s)
-			err = parse_line(s, nl, o);
-		s = nl + 1;
-	}
-	if (err)
-		o->mono_ns = o->boot_ns = 0;
-	return err;
+	/* Two short lines; a file that fills the buffer is not the kernel's. */
+	if (!err && len == (ssize_t)sizeof(buf))
+		err = -EPROTO;
+	return err ? err : timens_parse(buf, (size_t)len, o);
 }

@@ -10,6 +10,7 @@
 #ifndef CLOCKD_SHARED_TIMENS_H
 #define CLOCKD_SHARED_TIMENS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -25,6 +26,11 @@ struct timens_offsets {
  * Only open, read and close: callable in a fork child.
  */
 int timens_read(struct timens_offsets *o);
+
+/* The same from the @len bytes at @buf: lines "monotonic SEC NSEC" and
+ * "boottime SEC NSEC" (or the clock's id for its name), any other line
+ * -EPROTO. */
+int timens_parse(const char *buf, size_t len, struct timens_offsets *o);
 
 /* The offset @o gives kernel clock @id (0 for a clock no namespace moves). */
 static inline int64_t timens_offset_of(const struct timens_offsets *o, clockid_t id)

@@ -20,9 +20,10 @@ fi
 # An ASan build's runtime must come first: the preload comes after it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 WAIT_MS=300
-# A wait is never short, and late by this much at most (a loaded machine;
-# a lost or doubled offset is a whole second or more).
-LATE_MS=400
+# A wait is never short, and late by this much at most (a loaded machine:
+# 0.6 s seen at a load average of 20; a lost or doubled offset is a whole
+# second or more: 1 s late, or no wait at all, at +1 s).
+LATE_MS=800
 
 # in_ns N CMD...: run CMD in a new time namespace at offset N s
 in_ns() {

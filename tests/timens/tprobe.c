@@ -154,7 +154,14 @@ static int now_on(const struct wait *w, long long *ns)
 	return own_ns(w->clock, ns);
 }
 
-/* Wait for @n notifications of eventfd @fd, 5 spans at most. */
+/* How long a notification may take: 5 spans, 10 s at least (a loaded
+ * machine; a lost timer never comes). */
+static long long limit_ns(void)
+{
+	return 5 * span_ns > 10 * NSEC ? 5 * span_ns : 10 * NSEC;
+}
+
+/* Wait for @n notifications of eventfd @fd, limit_ns() at most. */
 static int fd_wait(int fd, uint64_t n)
 {
 	uint64_t got = 0, c;
@@ -162,7 +169,7 @@ static int fd_wait(int fd, uint64_t n)
 	while (got < n) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		if (poll(&p, 1, (int)(5 * span_ns / 1000000)) != 1)
+		if (poll(&p, 1, (int)(limit_ns() / 1000000)) != 1)
 			return ETIMEDOUT;
 		if (read(fd, &c, sizeof(c)) == sizeof(c))
 			got += c;
@@ -193,7 +200,7 @@ static int run_wait(struct wait *w, long long *start)
 		return clockd_clock_nanosleep(w->clock, flags, &req, NULL);
 	case TIMER_OWN: {
 		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = w->signo };
-		struct timespec limit = ns_ts(5 * span_ns);
+		struct timespec limit = ns_ts(limit_ns());
 		sigset_t set;
 		timer_t t;
 		int r;
