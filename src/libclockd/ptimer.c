@@ -109,6 +109,9 @@ CLOCKD_EXPORT int clockd_timer_create(clockid_t clock, const struct clockd_sigev
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return fail(ENOMEM);
+	/* The namespace's offsets are read with the page's path: before
+	 * an absolute monotonic expiry is converted (arm_locked). */
+	(void)lib_page_path();
 	t->clock = clock;
 	t->base = clock;
 	t->sev = *sev;

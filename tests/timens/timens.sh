@@ -90,6 +90,9 @@ run_source() {
 		rc=$?
 		[ $rc -eq 0 ] && close_ns "$(field "$pline" pmono)" "$hmono" && close_ns "$(field "$pline" praw)" "$hraw"
 		ok $? "$src: offset $n s: under the preload (refuse) CLOCK_MONOTONIC is the namespace's ($pline$(head -1 "$T/err"))"
+		e=$(in_ns "$n" "$TPROBE" absfirst "$WAIT_MS" | awk '$1 == "absfirst" && NF == 2 { print $2 }')
+		[ -n "$e" ] && [ "$e" -ge $((WAIT_MS * 1000000 - 1000000)) ] && [ "$e" -le $(((WAIT_MS + LATE_MS) * 1000000)) ]
+		ok $? "$src: offset $n s: an absolute monotonic timer armed before any read lasts ${WAIT_MS} ms (${e:-none} ns)"
 		in_ns "$n" "$TPROBE" waits "$WAIT_MS" >"$T/waits"
 		check_waits "$src: offset $n s: libclockd" "$T/waits"
 		in_ns "$n" env CLOCKD_PRELOAD=refuse "$CLOCKCTL" --page "$CLOCKD_SHM" run -- "$TPROBE" waits "$WAIT_MS" >"$T/waits" 2>"$T/err"

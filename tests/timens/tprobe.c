@@ -19,6 +19,10 @@
  *                    libclockd's and the program's own): print one line
  *                    "NAME ELAPSED_NS" per wait, in the order they end;
  *                    exit 1 if one failed
+ *   tprobe absfirst MS
+ *                    arm an absolute CLOCKD_MONOTONIC timer at the kernel's
+ *                    CLOCK_MONOTONIC now + MS before reading any clockd
+ *                    clock: print "absfirst ELAPSED_NS"
  *   tprobe late S    a 10 ms periodic CLOCKD_MONOTONIC timer and a 1 ms
  *                    periodic absolute CLOCKD_REALTIME one, both on CPU 0,
  *                    for S seconds: print "late_max NS" (the latest the
@@ -294,6 +298,31 @@ static int waits(long ms)
 	return fails ? 1 : 0;
 }
 
+/* ---- absfirst ---- */
+
+/* An absolute CLOCKD_MONOTONIC timer armed before this process read any
+ * clockd clock, at the kernel's CLOCK_MONOTONIC now + @ms (the same clock
+ * in any namespace, give or take the rates): print the ns it took. */
+static int absfirst(long ms)
+{
+	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_FD, .cpu = -1 };
+	struct itimerspec v = { { 0, 0 }, { 0, 0 } };
+	long long start = kernel_ns(CLOCK_MONOTONIC);
+	clockd_timer_t t;
+	int r;
+
+	span_ns = ms * 1000000LL;
+	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t) != 0)
+		return 2;
+	v.it_value = ns_ts(start + span_ns);
+	if (clockd_timer_settime(t, TIMER_ABSTIME, &v, NULL) != 0)
+		return 2;
+	r = fd_wait(clockd_timer_fd(t), 1);
+	printf("absfirst %lld%s\n", kernel_ns(CLOCK_MONOTONIC) - start, r ? " error" : "");
+	clockd_timer_delete(t);
+	return r ? 1 : 0;
+}
+
 /* ---- late ---- */
 
 static int late(long secs)
@@ -355,8 +384,10 @@ int main(int argc, char **argv)
 		return reads(atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "waits") == 0)
 		return waits(atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "absfirst") == 0)
+		return absfirst(atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "late") == 0)
 		return late(atol(argv[2]));
-	fprintf(stderr, "usage: tprobe reads N | waits MS | late S\n");
+	fprintf(stderr, "usage: tprobe reads N | waits MS | absfirst MS | late S\n");
 	return 2;
 }
