@@ -39,6 +39,7 @@ include tests/vm/local.mk
 include tests/export/local.mk
 include tests/timers/local.mk
 include tests/ring/local.mk
+include tests/timens/local.mk
 include tests/proto/local.mk
 include tests/ctlsock/local.mk
 include tests/libtimers/local.mk

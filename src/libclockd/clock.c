@@ -56,7 +56,9 @@ static inline __attribute__((always_inline)) int read_counter(uint32_t mode, int
 
 		if (clock_gettime(clockid, &ts) != 0)
 			return 0;
-		*c = (uint64_t)ts_to_ns(&ts);
+		/* In the initial namespace's terms, as the daemon reads it:
+		 * a time namespace shifts the monotonic and boot clocks. */
+		*c = (uint64_t)ts_to_ns(&ts) - (uint64_t)lib_timens_kernel(clockid);
 		return 1;
 	}
 	if (mode == CLOCKD_VCLOCK_HPET || mode == CLOCKD_VCLOCK_PHC)
@@ -65,6 +67,26 @@ static inline __attribute__((always_inline)) int read_counter(uint32_t mode, int
 }
 
 static int read_coarse(clockid_t id, struct timespec *ts);
+
+/* A monotonic clock of the page at @sec, @nsec as this process's time
+ * namespace reads it (lib_timens_mono). */
+static int timens_shift(int64_t sec, uint32_t nsec, struct timespec *ts)
+{
+	int64_t off = lib_timens_mono_ns();
+
+	sec += off / (int64_t)NSEC_PER_SEC;
+	off = (int64_t)nsec + off % (int64_t)NSEC_PER_SEC;
+	if (off < 0) {
+		off += NSEC_PER_SEC;
+		sec--;
+	} else if (off >= (int64_t)NSEC_PER_SEC) {
+		off -= NSEC_PER_SEC;
+		sec++;
+	}
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)off;
+	return 0;
+}
 static int coarse_nopage(clockid_t id, struct timespec *ts);
 
 /*
@@ -104,6 +126,8 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 		err = ESTALE;
 	if (__builtin_expect(err != 0, 0))
 		return lib_read_failed(id, ts, err);
+	if (which != PAGE_REAL)
+		return timens_shift(sec, nsec, ts);
 	ts->tv_sec = (time_t)sec;
 	ts->tv_nsec = (long)nsec;
 	return 0;
@@ -146,6 +170,8 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 	 * is not a page the daemon wrote (found by tests/fuzz/page-fuzz.c). */
 	if (__builtin_expect(nsec >= NSEC_PER_SEC, 0))
 		return lib_read_failed(id, ts, EPROTO);
+	if (id == CLOCKD_MONOTONIC_COARSE && __builtin_expect(lib_timens_mono_ns() != 0, 0))
+		return timens_shift(sec, nsec, ts);
 	ts->tv_sec = (time_t)sec;
 	ts->tv_nsec = (long)nsec;
 	return 0;
@@ -164,7 +190,7 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
  * published after the counter read has a cycle_last beyond it: the delta
  * is then "negative" (huge), and the slow path reads everything again.
  */
-#define FINE_FAST(name, ID, WHICH, MULT, SEC, SNSEC)                                     \
+#define FINE_FAST(name, ID, WHICH, MULT, SEC, SNSEC, NS)                                 \
 	static __attribute__((noinline)) int name(struct timespec *ts)                    \
 	{                                                                                 \
 		uint64_t cycles = rdtsc_ordered();                                        \
@@ -174,7 +200,8 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		uint32_t seq, shift;                                                      \
 		int64_t sec;                                                              \
                                                                                           \
-		if (!CLOCKD_HAVE_TSC || __builtin_expect(!pg || !lib_page_ok(pg), 0))     \
+		if (!CLOCKD_HAVE_TSC || __builtin_expect(!pg || !lib_page_ok(pg), 0) ||   \
+		    (NS && __builtin_expect(lib_timens_mono_ns() != 0, 0)))              \
 			return read_fine_slow(ID, WHICH, ts);                             \
 		do {                                                                      \
 			d = clockd_page_read_begin(pg, &seq);                             \
@@ -199,9 +226,11 @@ static __attribute__((noinline)) int read_coarse(clockid_t id, struct timespec *
 		return 0;                                                                 \
 	}
 
-FINE_FAST(read_mono, CLOCKD_MONOTONIC, PAGE_MONO, mult, mono_sec, mono_snsec)
-FINE_FAST(read_real, CLOCKD_REALTIME, PAGE_REAL, mult, real_sec, real_snsec)
-FINE_FAST(read_raw, CLOCKD_MONOTONIC_RAW, PAGE_RAW, raw_mult, raw_sec, raw_snsec)
+/* The monotonic ones of a process in a time namespace take the slow path,
+ * which adds its offset. */
+FINE_FAST(read_mono, CLOCKD_MONOTONIC, PAGE_MONO, mult, mono_sec, mono_snsec, 1)
+FINE_FAST(read_real, CLOCKD_REALTIME, PAGE_REAL, mult, real_sec, real_snsec, 0)
+FINE_FAST(read_raw, CLOCKD_MONOTONIC_RAW, PAGE_RAW, raw_mult, raw_sec, raw_snsec, 1)
 
 static __attribute__((noinline)) int efault(void)
 {
@@ -236,7 +265,7 @@ CLOCKD_EXPORT int clockd_fine_slow_(clockid_t id, struct timespec *ts, const str
 {
 	int r = clockd_clock_gettime(id, ts);
 
-	if (cache)
+	if (cache && !lib_timens_mono_ns())
 		__atomic_store_n(cache, __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 	return r;
 }
@@ -246,7 +275,7 @@ CLOCKD_EXPORT int clockd_coarse_slow_(clockid_t id, struct timespec *ts, const s
 {
 	int r = clockd_clock_gettime(id, ts);
 
-	if (cache)
+	if (cache && !lib_timens_mono_ns())
 		__atomic_store_n(cache, __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 	return r;
 }

@@ -34,6 +34,29 @@ static inline const struct clockd_page *lib_page(int *err)
 	return lib_page_open_slow(err);
 }
 
+/*
+ * Time namespaces (page.c): the process's offsets (shared/timens.h), read
+ * once with the page path and again in a fork child. The page and the
+ * daemon keep the initial namespace's monotonic time: a read adds
+ * lib_timens_mono to CLOCKD_MONOTONIC, _RAW and _COARSE, an absolute
+ * monotonic expiry loses it on its way to the daemon, and every
+ * comparison with the page's kernel_mono_ns takes it off the caller's
+ * CLOCK_MONOTONIC first. Nonzero: the inline reads of <clockd/clockd.h>
+ * are not told where the page is (they would not add it), so they call
+ * the library.
+ */
+extern int64_t lib_timens_mono, lib_timens_boot;
+
+static inline int64_t lib_timens_mono_ns(void)
+{
+	return __atomic_load_n(&lib_timens_mono, __ATOMIC_RELAXED);
+}
+
+/* The offset of kernel clock @id in this namespace. */
+int64_t lib_timens_kernel(clockid_t id);
+/* The kernel's CLOCK_MONOTONIC as the initial namespace reads it, ns. */
+int64_t lib_host_kmono(void);
+
 /* The daemon owning @pg is alive (robust futex word, see page.h). */
 static inline bool lib_writer_alive(const struct clockd_page *pg)
 {
@@ -205,12 +228,16 @@ int lib_core_take_err(struct lib_tcore *core);
  * first timer. */
 struct lib_ptimer_note {
 	uint64_t count;   /* 1 + overrun */
-	int64_t expires;  /* on the timer's clock: notify no sooner */
+	int64_t expires;  /* on clock: notify no sooner */
+	clockid_t clock;  /* the arm's clock (CLOCKD_MONOTONIC if relative) */
 };
 struct lib_tkind_ops {
 	void (*note)(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
 	void (*notify)(struct lib_tcore *core, const struct lib_ptimer_note *n);
 };
 void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops);
+/* The longest lead a daemon may hand an expiry over with (timer_lead_ns,
+ * at most 1 ms): a delivery waits no longer than this for its expiry. */
+#define LIB_LEAD_MAX_NS 1000000
 
 #endif

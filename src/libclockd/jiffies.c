@@ -37,7 +37,9 @@ CLOCKD_EXPORT uint64_t clockd_jiffies_slow_(const struct clockd_page **cache)
 {
 	uint64_t j = clockd_get_jiffies_64();
 
-	if (cache)
+	/* Not in a time namespace: the inline monotonic reads would not
+	 * add its offset (internal.h). */
+	if (cache && !lib_timens_mono_ns())
 		__atomic_store_n(cache, __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 	return j;
 }

@@ -17,11 +17,14 @@
 #include <unistd.h>
 
 #include "libclockd/internal.h"
+#include "shared/tickmath.h"
+#include "shared/timens.h"
 
 const struct clockd_page *lib_page_ptr;
 /* The kernel-clock fallback (clockd_set_fallback()): $CLOCKD_FALLBACK,
  * read with the page's path. */
 int lib_fallback;
+int64_t lib_timens_mono, lib_timens_boot;
 
 static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
 static char page_path[256];
@@ -61,6 +64,29 @@ static int64_t coarse_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Also the fork child's handler: a child of a process that unshared
+ * CLONE_NEWTIME lives in the new namespace. */
+static void timens_load(void)
+{
+	struct timens_offsets o;
+
+	(void)timens_read(&o); /* an unreadable file: no offsets (zeros) */
+	__atomic_store_n(&lib_timens_boot, o.boot_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&lib_timens_mono, o.mono_ns, __ATOMIC_RELAXED);
+}
+
+int64_t lib_timens_kernel(clockid_t id)
+{
+	struct timens_offsets o = { lib_timens_mono_ns(), __atomic_load_n(&lib_timens_boot, __ATOMIC_RELAXED) };
+
+	return timens_offset_of(&o, id);
+}
+
+int64_t lib_host_kmono(void)
+{
+	return kclock_ns(CLOCK_MONOTONIC) - lib_timens_mono_ns();
+}
+
 static void page_path_init(void)
 {
 	const char *env = getenv("CLOCKD_SHM");
@@ -74,6 +100,10 @@ static void page_path_init(void)
 		strcpy(page_path, env);
 	if (fb && strcmp(fb, "kernel") == 0)
 		__atomic_store_n(&lib_fallback, 1, __ATOMIC_RELAXED);
+	/* Before any page is published (the release store of lib_page_ptr
+	 * orders it for readers). */
+	timens_load();
+	pthread_atfork(NULL, NULL, timens_load);
 	__atomic_store_n(&page_path_set, true, __ATOMIC_RELEASE);
 }
 

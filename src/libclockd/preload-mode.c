@@ -240,10 +240,12 @@ static int64_t page_floor(int k, int64_t kmono)
 		v = d.coarse_mono_sec * (int64_t)NSEC_PER_SEC + d.coarse_mono_nsec;
 		break;
 	}
-	gap = kmono - (int64_t)d.kernel_mono_ns;
+	/* The page is in the initial time namespace's terms, the process's
+	 * clocks in its own. */
+	gap = kmono - lib_timens_mono_ns() - (int64_t)d.kernel_mono_ns;
 	if (gap < 0)
 		gap = 0;
-	return v + gap + gap / 1000 + 1000;
+	return v + lib_timens_mono_ns() + gap + gap / 1000 + 1000;
 }
 
 /* The calling thread moves the process to the kernel's clocks. */

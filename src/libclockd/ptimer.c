@@ -27,9 +27,10 @@
 struct clockd_posix_timer {
 	struct lib_tcore core; /* first: delivery finds us from it */
 	clockid_t clock;
+	clockid_t base;         /* the arm's clock: CLOCKD_MONOTONIC if relative */
 	struct clockd_sigevent sev;
 	int efd;                /* CLOCKD_SIGEV_FD */
-	int64_t first_ns;       /* first expiry of the arm, clock ns */
+	int64_t first_ns;       /* first expiry of the arm, base ns */
 	int64_t interval_ns;    /* 0: one-shot */
 	int64_t last_ns;        /* the last expiry notified; 0: none */
 	int overrun;            /* of the last expiry notified */
@@ -108,7 +109,11 @@ CLOCKD_EXPORT int clockd_timer_create(clockid_t clock, const struct clockd_sigev
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return fail(ENOMEM);
+	/* The namespace's offsets are read with the page's path: before
+	 * an absolute monotonic expiry is converted (arm_locked). */
+	(void)lib_page_path();
 	t->clock = clock;
+	t->base = clock;
 	t->sev = *sev;
 	t->efd = -1;
 	t->core.kind = LIB_TK_POSIX;
@@ -135,7 +140,7 @@ static void get_locked(struct clockd_posix_timer *t, struct itimerspec *v)
 	memset(v, 0, sizeof(*v));
 	if (!lib_core_pending(&t->core))
 		return;
-	if (clockd_clock_gettime(t->clock, &now) == 0) {
+	if (clockd_clock_gettime(t->base, &now) == 0) {
 		int64_t n = ts_ns(&now);
 
 		if (t->interval_ns && n >= next)
@@ -146,16 +151,24 @@ static void get_locked(struct clockd_posix_timer *t, struct itimerspec *v)
 	v->it_interval = ns_ts(t->interval_ns);
 }
 
+/*
+ * A relative timer measures elapsed time: it runs on CLOCKD_MONOTONIC
+ * whatever its clock, period included, as the kernel puts a relative
+ * CLOCK_REALTIME hrtimer on its monotonic base, so that no step of the
+ * date moves it; an absolute realtime one follows the date. A monotonic
+ * expiry goes to the daemon in the initial time namespace's terms.
+ */
 static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itimerspec *v)
 {
-	struct timerrec rec = { .clock = t->clock == CLOCKD_REALTIME ? CTL_CLOCK_REALTIME : CTL_CLOCK_MONOTONIC,
+	clockid_t base = flags & TIMER_ABSTIME ? t->clock : CLOCKD_MONOTONIC;
+	struct timerrec rec = { .clock = base == CLOCKD_REALTIME ? CTL_CLOCK_REALTIME : CTL_CLOCK_MONOTONIC,
 				.flags = CTL_ARM_ABSTIME };
 	int64_t at = ts_ns(&v->it_value), period = ts_ns(&v->it_interval);
 	struct timespec now;
 	int err;
 
 	if (!(flags & TIMER_ABSTIME)) {
-		if (clockd_clock_gettime(t->clock, &now) < 0)
+		if (clockd_clock_gettime(base, &now) < 0)
 			return -errno;
 		at += ts_ns(&now);
 	}
@@ -167,10 +180,11 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 		rec.flags |= CTL_ARM_PERIODIC;
 		rec.period = (uint64_t)period;
 	}
-	rec.expires = (uint64_t)at;
+	rec.expires = (uint64_t)(base == CLOCKD_MONOTONIC ? at - lib_timens_mono_ns() : at);
 	err = lib_core_arm(&t->core, t->core.cpu, &rec);
 	if (err < 0)
 		return err;
+	t->base = base;
 	t->first_ns = at;
 	t->interval_ns = period;
 	t->counted = 0;
@@ -260,18 +274,18 @@ CLOCKD_EXPORT int clockd_timer_fd(clockd_timer_t t)
 }
 
 /*
- * The expiries an expiry at @expires stands for, in the timer's own
+ * The expiries an expiry at @e (the arm's clock, as first_ns) with the
+ * daemon's @overrun stands for, in the timer's own
  * periods: the daemon runs a period under its timer_min_period_us at that
  * minimum and counts its overruns in it, but POSIX counts the timer's own
  * (a 1 us timer due 2500 s ago has 2.5e9 expiries, an overrun of INT_MAX).
  */
-static uint64_t expiries(struct clockd_posix_timer *t, const struct timerrec *r)
+static uint64_t expiries(struct clockd_posix_timer *t, int64_t e, uint64_t overrun)
 {
-	int64_t e = (int64_t)r->expires;
 	uint64_t total, n;
 
 	if (t->interval_ns <= 0 || e < t->first_ns)
-		return 1 + r->overrun;
+		return 1 + overrun;
 	total = (uint64_t)(e - t->first_ns) / (uint64_t)t->interval_ns + 1;
 	n = total > t->counted ? total - t->counted : 1;
 	t->counted = total > t->counted ? total : t->counted + 1;
@@ -281,10 +295,14 @@ static uint64_t expiries(struct clockd_posix_timer *t, const struct timerrec *r)
 static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n)
 {
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
+	int64_t at = (int64_t)r->expires;
 
-	t->last_ns = (int64_t)r->expires;
-	n->count = expiries(t, r);
-	n->expires = (int64_t)r->expires;
+	if (t->base == CLOCKD_MONOTONIC) /* back in the process's namespace */
+		at += lib_timens_mono_ns();
+	t->last_ns = at;
+	n->count = expiries(t, at, r->overrun);
+	n->expires = at;
+	n->clock = t->base;
 	/* A signal's overrun is settled when it is sent (ptimer_signal). */
 	if (t->sev.notify != CLOCKD_SIGEV_SIGNAL)
 		t->overrun = n->count - 1 > INT_MAX ? INT_MAX : (int)(n->count - 1);
@@ -328,15 +346,43 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 		sigqueue(getpid(), t->sev.signo, t->sev.value);
 }
 
-/* The daemon hands ns expiries over up to its lead early (timerrec.h):
- * wait out the rest on the timer's own clock, spinning the last stretch,
- * so that nothing is notified before its expiry. */
-static void wait_expiry(const struct clockd_posix_timer *t, int64_t expires)
+static int64_t now_ns(clockid_t id)
 {
-	struct timespec at = { .tv_sec = (time_t)(expires / 1000000000), .tv_nsec = (long)(expires % 1000000000) };
+	struct timespec ts;
 
-	while (clockd_clock_nanosleep(t->clock, TIMER_ABSTIME, &at, NULL) == EINTR)
-		;
+	return clockd_clock_gettime(id, &ts) == 0 ? ts_ns(&ts) : INT64_MIN;
+}
+
+/*
+ * The daemon hands ns expiries over up to its lead early (timerrec.h):
+ * wait until the arm's clock @base reads @expires, so that nothing is
+ * notified before its expiry, but never longer than the longest lead a
+ * daemon may have (LIB_LEAD_MAX_NS) and one step of the clock as this
+ * process reads it (a tick, when it cannot read the counter) of
+ * CLOCKD_MONOTONIC: a realtime clock stepped back meanwhile would
+ * otherwise hold this delivery thread, and every timer it serves, for
+ * the whole step.
+ */
+static void wait_expiry(clockid_t base, int64_t expires)
+{
+	int64_t end = now_ns(CLOCKD_MONOTONIC), now, m;
+	struct timespec res;
+
+	if (end == INT64_MIN)
+		return;
+	end += LIB_LEAD_MAX_NS;
+	if (clockd_clock_getres(base, &res) == 0 && res.tv_sec == 0)
+		end += res.tv_nsec;
+	for (;;) {
+		now = now_ns(base);
+		m = now_ns(CLOCKD_MONOTONIC);
+		if (now == INT64_MIN || now >= expires || m == INT64_MIN || m >= end)
+			return;
+		m = expires - now < end - m ? m + (expires - now) : end;
+		struct timespec at = ns_ts(m);
+
+		(void)clockd_clock_nanosleep(CLOCKD_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+	}
 }
 
 static void ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *n)
@@ -344,7 +390,7 @@ static void ptimer_notify(struct lib_tcore *core, const struct lib_ptimer_note *
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 
 	if (t->sev.notify != CLOCKD_SIGEV_NONE)
-		wait_expiry(t, n->expires);
+		wait_expiry(n->clock, n->expires);
 	switch (t->sev.notify) {
 	case CLOCKD_SIGEV_SIGNAL:
 		ptimer_signal(t, n->count);

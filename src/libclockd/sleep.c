@@ -147,6 +147,11 @@ CLOCKD_EXPORT int clockd_clock_nanosleep(clockid_t id, int flags, const struct t
 	if (flags & TIMER_ABSTIME) {
 		target = ts_to_ns(req);
 	} else {
+		/* A relative sleep measures elapsed time: on the monotonic
+		 * clock, which no step of the date moves (the kernel's does
+		 * the same). */
+		if (is_realtime(id))
+			id = id == CLOCKD_REALTIME ? CLOCKD_MONOTONIC : CLOCKD_MONOTONIC_COARSE;
 		err = read_ns(id, &now);
 		if (err)
 			return err;

@@ -68,7 +68,8 @@ static void status_fill(struct clockd_status *st)
 		return;
 	}
 	latch_snapshot(pg, &d);
-	kmono = kclock_ns(CLOCK_MONOTONIC);
+	/* The page's kernel_mono_ns is the initial namespace's. */
+	kmono = lib_host_kmono();
 	st->hz = LOAD_RELAXED(&pg->hz);
 	st->flags = LOAD_RELAXED(&pg->flags);
 	st->generation = LOAD_RELAXED(&pg->generation);
@@ -103,8 +104,10 @@ static void status_fill(struct clockd_status *st)
 	if (st->state == CLOCKD_STATE_LIVE && clockd_clock_gettime(CLOCKD_MONOTONIC, &ts) == 0)
 		st->mono_ns = wrap_ns(ts.tv_sec, ts.tv_nsec);
 	else
-		st->mono_ns = wrap_ns(d.coarse_mono_sec, d.coarse_mono_nsec);
-	st->uptime_ns = wrap_sub(st->mono_ns, LOAD_RELAXED(&pg->start_mono_ns));
+		st->mono_ns = (int64_t)((uint64_t)wrap_ns(d.coarse_mono_sec, d.coarse_mono_nsec) +
+					(uint64_t)lib_timens_mono_ns());
+	/* start_mono_ns is the daemon's, in the initial namespace. */
+	st->uptime_ns = wrap_sub(wrap_sub(st->mono_ns, lib_timens_mono_ns()), LOAD_RELAXED(&pg->start_mono_ns));
 }
 
 #define DEVICES_TRIES 1000
@@ -152,7 +155,8 @@ static void device_fill(struct clockd_device *d, const struct clockd_page_device
 	d->role = e->role;
 	d->state = e->state;
 	d->fault = e->fault;
-	d->since_ns = e->since_ns;
+	/* The daemon's kernel CLOCK_MONOTONIC, as the caller's reads it. */
+	d->since_ns = (int64_t)((uint64_t)e->since_ns + (uint64_t)lib_timens_mono_ns());
 	d->faults = e->faults;
 	d->spurious = e->spurious;
 	d->missed = e->missed;
@@ -240,7 +244,7 @@ CLOCKD_EXPORT int clockd_tracking(struct clockd_tracking *out, size_t size)
 	t.freq_ppb = d.freq_ppb;
 	t.skew_ppb = d.skew_ppb;
 	t.error_bound_ns = d.error_bound_ns;
-	t.since_event_ns = d.ref_mono_ns ? wrap_sub(kclock_ns(CLOCK_MONOTONIC), d.ref_mono_ns) : -1;
+	t.since_event_ns = d.ref_mono_ns ? wrap_sub(lib_host_kmono(), d.ref_mono_ns) : -1;
 	memcpy(out, &t, size < sizeof(t) ? size : sizeof(t));
 	return 0;
 }

@@ -155,7 +155,10 @@ static void copy_cpu(void *dst, size_t size, const struct ctl_msg *m)
 		.pending_ns = r->pending_ns,
 		.fired = r->fired,
 		.overruns = r->overruns,
-		.next_expiry_ns = r->next_expiry_ns > INT64_MAX ? -1 : (int64_t)r->next_expiry_ns,
+		/* The daemon's kernel CLOCK_MONOTONIC, as the caller's
+		 * (in a time namespace, with its offset) reads it. */
+		.next_expiry_ns = r->next_expiry_ns > INT64_MAX ? -1
+								: (int64_t)r->next_expiry_ns + lib_timens_mono_ns(),
 		.late_p50_ns = r->late_p50_ns,
 		.late_p99_ns = r->late_p99_ns,
 		.late_max_ns = r->late_max_ns,

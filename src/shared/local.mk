@@ -9,6 +9,7 @@ src_shared_libshared_client_la_SOURCES = \
 	src/shared/timerrec.c src/shared/timerrec.h \
 	src/shared/ctlproto.c src/shared/ctlproto.h \
 	src/shared/tickmath.h src/shared/tsc.h \
+	src/shared/timens.c src/shared/timens.h \
 	src/shared/paths.h
 src_shared_libshared_la_SOURCES = \
 	src/shared/tickmath.c \

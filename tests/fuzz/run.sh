@@ -30,7 +30,7 @@ mkdir -p "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 -D_GNU_SOURCE -DCLOCKD_NO_INLINE -DPACKAGE_VERSION=\"fuzz\" -DSYSCONFDIR=\"/etc\" -Iinclude -Isrc"
 lib="src/libclockd/page.c src/libclockd/clock.c src/libclockd/status.c
-src/libclockd/jiffies.c src/libclockd/vclock.c src/shared/latch.c"
+src/libclockd/jiffies.c src/libclockd/vclock.c src/shared/latch.c src/shared/timens.c"
 
 # sources HARNESS: what it is built from
 sources() {

@@ -37,13 +37,14 @@ PAGE_LIB_C = \
 	$(top_srcdir)/src/libclockd/page.c $(top_srcdir)/src/libclockd/clock.c \
 	$(top_srcdir)/src/libclockd/jiffies.c $(top_srcdir)/src/libclockd/status.c \
 	$(top_srcdir)/src/libclockd/vclock.c \
-	$(top_srcdir)/src/shared/latch.c
+	$(top_srcdir)/src/shared/latch.c $(top_srcdir)/src/shared/timens.c
 PAGE_READER_C = $(top_srcdir)/tests/page/page-reader.c $(PAGE_LIB_C)
 PAGE_H = \
 	$(top_srcdir)/include/clockd/page.h $(top_srcdir)/include/clockd/clockd.h \
 	$(top_srcdir)/src/libclockd/internal.h $(top_srcdir)/src/shared/latch.h \
 	$(top_srcdir)/src/shared/pagetime.h \
-	$(top_srcdir)/src/shared/tickmath.h $(top_srcdir)/src/shared/tsc.h
+	$(top_srcdir)/src/shared/tickmath.h $(top_srcdir)/src/shared/tsc.h \
+	$(top_srcdir)/src/shared/timens.h
 PAGE_ABI_C = $(top_srcdir)/tests/page/abi.c $(top_srcdir)/tests/tap.c
 
 # -m32 builds: the ABI dump (it must build), and the 32-bit page reader,
