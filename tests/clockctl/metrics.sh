@@ -92,4 +92,4 @@ run metrics
 	! grep -q '^clockd_tracking' "$tmp/out"
 check $? "metrics without a daemon: clockd_up 0, page state gone, exit 0"
 
-done_testing
+finish

@@ -16,6 +16,12 @@ defs=$(find tests bench -name '*.sh' ! -path tests/tap.sh ! -path tests/clockd.s
 [ -z "$defs" ]
 ok $? "no shell test defines its own TAP, polling or daemon-stopping functions" "$defs"
 
+# Nor calls one of the old names that are gone (each library had its own).
+calls=$(find tests bench -name '*.sh' ! -path 'tests/vm/*' ! -path tests/docs/harness.sh \
+	-exec grep -nHE '(^|[;&|{(]|then|else|do)[[:space:]]*(done_testing|wait_for|not_ok)([[:space:]]|$)' {} +)
+[ -z "$calls" ]
+ok $? "no shell test calls done_testing, wait_for or not_ok (tests/tap.sh: finish, fail; poll)" "$calls"
+
 # Every shell test of make check reaches tests/tap.sh: it sources it, or a
 # library that does (transitively).
 tests=$(awk '/^TESTS[ \t]*\+?=/ { t = 1 } t { print } t && !/\\$/ { t = 0 }' tests/*/local.mk |

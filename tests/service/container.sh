@@ -84,4 +84,4 @@ ok $? "after the restart: the page reads and timers run through the bind-mounted
 ok $? "the socket file alone, bind-mounted before the restart, no longer connects (exit $(v 2 filesock))"
 wait "$ns"
 [ $tap_failed -eq 0 ] || diag_file "$tmp/inside.err" "$tmp/clockd.log"
-done_testing
+finish

@@ -86,4 +86,4 @@ ok $? "log = tracking,bogus is refused naming the key"
 [ $? -ne 0 ] && grep -q "logdir: 'relative/dir' is not an absolute path" "$tmp/err"
 ok $? "a relative logdir is refused"
 
-done_testing
+finish
