@@ -215,6 +215,11 @@ struct clockd_status {
 	char page_path[256];
 	/* since 0.4 */
 	uint64_t extrapolate_ns; /* fine reads extrapolate this long past an update */
+	/* since 0.5: the kernel's leap second state, as the daemon follows it */
+	uint32_t leap;       /* CLOCKD_LEAP_* of <clockd/page.h>: NONE, INSERT or */
+			     /* DELETE at the end of the UTC day, | KNOWN; 0: an */
+			     /* older daemon, nothing known */
+	int32_t tai_offset;  /* TAI - UTC in s (with CLOCKD_LEAP_KNOWN only) */
 };
 
 /* Size of the first version of struct clockd_status (0.1). */
