@@ -27,7 +27,6 @@ put_realtime() { off=$(( midnight * 1000000000 + $1 - $(now_ns) )); echo "$off" 
 status() { "$CLOCKCTL" --page "$CLOCKD_SHM" --json status | jq -r "$1"; }
 # wait_status JQ VALUE: status' JQ is VALUE within 10 s
 wait_status() { poll 10 sh -c "[ \"\$(\"$CLOCKCTL\" --page \"$CLOCKD_SHM\" --json status | jq -r '$1')\" = '$2' ]"; }
-real_s() { "$CLOCKCTL" --page "$CLOCKD_SHM" --json time | jq -r '.realtime.sec'; }
 
 put_realtime -3600000000000
 echo "0 37 0" >"$T/adjtimex"
@@ -64,8 +63,9 @@ poll 10 grep -q "leap second inserted at $midnight" "$T/log"
 ok $? "the daemon saw the leap second: $(grep 'leap second inserted' "$T/log")"
 wait_status '.leap + " " + (.tai_offset | tostring)' "none 38"
 ok $? "after it: no leap announced, TAI offset 38 s (was $tai_before)"
-[ "$(real_s)" -lt "$midnight" ]
-ok $? "CLOCKD_REALTIME repeats 23:59:59"
+# (The repeated second is over before a loaded machine can look at it.)
+grep -Eq "leap second inserted at $midnight: CLOCKD_REALTIME stepped by -(99999|100000)[0-9]{4} ns" "$T/log"
+ok $? "CLOCKD_REALTIME repeated 23:59:59: stepped back by 1 s at midnight"
 r=$("$EXPTOOL" read "$unit" 10 0)
 ok $? "NTP SHM: leap 0 after the leap: $r"
 
