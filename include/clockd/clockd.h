@@ -105,7 +105,13 @@ extern "C" {
 #define CLOCKD_MONOTONIC_RAW ((clockid_t)(CLOCKD_CLOCK_BASE + 2))
 #define CLOCKD_REALTIME_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 3))
 #define CLOCKD_MONOTONIC_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 4))
-#define CLOCKD_CLOCK_COUNT 5
+/* Since 0.5: CLOCKD_REALTIME plus the kernel's TAI offset, both from one
+ * update of the page, so it never steps at a leap second (realtime repeats
+ * 23:59:59, the offset goes up by one at the same instant). EINVAL from a
+ * daemon that does not publish the offset (<clockd/page.h>: no
+ * CLOCKD_LEAP_KNOWN). */
+#define CLOCKD_TAI ((clockid_t)(CLOCKD_CLOCK_BASE + 5))
+#define CLOCKD_CLOCK_COUNT 6
 
 /*
  * Read clock @id into *@ts. A clockd id reads the page; any other id is

@@ -41,7 +41,7 @@ static bool is_clockd_clock(clockid_t id)
 
 static bool is_realtime(clockid_t id)
 {
-	return id == CLOCKD_REALTIME || id == CLOCKD_REALTIME_COARSE;
+	return id == CLOCKD_REALTIME || id == CLOCKD_REALTIME_COARSE || id == CLOCKD_TAI;
 }
 
 /* The clockd clock @id in ns, or a positive errno. */

@@ -70,8 +70,8 @@ check $? "timers --help: the socket defaults to the file control beside the page
 # --- CSV: a header and records, the same names as JSON ---
 csv_keys() { head -n 1 "$tmp/out" | tr ',' '\n' | sort | tr '\n' ' '; }
 run -c time
-[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] && head -n 1 "$tmp/out" | grep -q '^clock,sec,nsec,' &&
-	grep -q '^monotonic_coarse,' "$tmp/out"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 7 ] && head -n 1 "$tmp/out" | grep -q '^clock,sec,nsec,' &&
+	grep -q '^monotonic_coarse,' "$tmp/out" && grep -q '^tai,' "$tmp/out"
 check $? "-c time: a header and one record per clock"
 run --csv tracking
 csv=$(csv_keys)
