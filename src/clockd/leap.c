@@ -64,9 +64,13 @@ void leap_poll(struct leap *l, int64_t kmono_ns, int64_t real_ns)
 		log_notice("the kernel's TAI offset is now %d s (was %d s); CLOCKD_TAI steps with it", tx.tai, l->tai);
 	l->tai = tx.tai;
 	/* After its leap the kernel waits (TIME_WAIT) until the announcement
-	 * is withdrawn; a state hidden behind TIME_ERROR (an unsynchronised
-	 * clock) is taken from the status bits. */
-	if (state != TIME_WAIT && state != TIME_OOP && day_end != l->done_sec) {
+	 * is withdrawn (STA_INS and STA_DEL clear) before it takes another;
+	 * so does this, since an unsynchronised kernel clock (STA_UNSYNC,
+	 * which its maxerror sets within a second when nobody disciplines it)
+	 * answers TIME_ERROR instead of its state. */
+	if (!(tx.status & (STA_INS | STA_DEL)))
+		l->wait = false;
+	if (!l->wait && state != TIME_WAIT && state != TIME_OOP && day_end != l->done_sec) {
 		if (tx.status & STA_INS)
 			pending = CLOCKD_LEAP_INSERT;
 		else if (tx.status & STA_DEL)
@@ -94,6 +98,7 @@ void leap_publish(struct leap *l, int64_t real_ns, int64_t mono_ns, uint32_t *le
 		if (ins || del) {
 			l->tai += ins ? 1 : -1;
 			l->done_sec = l->leap_sec;
+			l->wait = true;
 			log_notice("leap second %s at %lld: CLOCKD_REALTIME stepped by %+lld ns, TAI offset now %d s",
 				   ins ? "inserted" : "deleted", (long long)l->leap_sec, (long long)step, l->tai);
 			l->pending = CLOCKD_LEAP_NONE;

@@ -29,6 +29,8 @@ struct leap {
 	uint32_t pending;    /* CLOCKD_LEAP_INSERT / _DELETE announced, or NONE */
 	int64_t leap_sec;    /* the end of the UTC day it is announced for, s */
 	int64_t done_sec;    /* the leap_sec of the last leap seen */
+	bool wait;           /* since it: the kernel's announcement not yet */
+			     /* withdrawn (its TIME_WAIT) */
 	int32_t tai;         /* TAI - UTC published, s */
 	int64_t last_wall_ns; /* CLOCKD_REALTIME - CLOCKD_MONOTONIC then */
 	int64_t last_real_ns; /* CLOCKD_REALTIME at the last publication, 0: none */

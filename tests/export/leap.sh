@@ -22,6 +22,11 @@ sock=$T/chrony.sock
 
 # The next midnight UTC, s, and the daemon's realtime put AT ns from it.
 now_ns() { date +%s%N; }
+# CLOCKD_TAI - CLOCKD_MONOTONIC, ms (rounded), from one clockctl time
+tai_mono_ms() {
+	"$CLOCKCTL" --page "$CLOCKD_SHM" --json time |
+		jq -r '(.tai.sec - .monotonic.sec) * 1000 + (.tai.nsec - .monotonic.nsec) / 1000000 | round'
+}
 midnight=$(( ($(date +%s) / 86400 + 2) * 86400 ))
 put_realtime() { off=$(( midnight * 1000000000 + $1 - $(now_ns) )); echo "$off" >"$T/offset"; }
 status() { "$CLOCKCTL" --page "$CLOCKD_SHM" --json status | jq -r "$1"; }
@@ -57,20 +62,34 @@ put_realtime -1500000000
 poll 10 sh -c "[ \$(\"$CLOCKCTL\" --page \"$CLOCKD_SHM\" --json time | jq -r '.realtime.sec') -ge $midnight ]"
 ok $? "CLOCKD_REALTIME reaches midnight"
 tai_before=$(status '.tai_offset')
+d0=$(tai_mono_ms)
 echo $((off - 1000000000)) >"$T/offset"
-echo "16 38 4" >"$T/adjtimex"   # TIME_WAIT, TAI 38
+# STA_INS stays set (nobody withdraws it); TIME_ERROR: an unsynchronised
+# kernel clock hides its TIME_WAIT. The daemon must not announce another.
+echo "16 38 5" >"$T/adjtimex"
 poll 10 grep -q "leap second inserted at $midnight" "$T/log"
 ok $? "the daemon saw the leap second: $(grep 'leap second inserted' "$T/log")"
 wait_status '.leap + " " + (.tai_offset | tostring)' "none 38"
 ok $? "after it: no leap announced, TAI offset 38 s (was $tai_before)"
+sleep 7  # past the 5 s window: the kernel's state is read again
+[ "$(status '.leap')" = none ]
+ok $? "... nor a new one while the kernel keeps STA_INS set (its TIME_WAIT)"
 # (The repeated second is over before a loaded machine can look at it.)
 grep -Eq "leap second inserted at $midnight: CLOCKD_REALTIME stepped by -(99999|100000)[0-9]{4} ns" "$T/log"
 ok $? "CLOCKD_REALTIME repeated 23:59:59: stepped back by 1 s at midnight"
+d1=$(tai_mono_ms)
+[ -n "$d0" ] && [ -n "$d1" ] && [ $((d1 - d0)) -ge -50 ] && [ $((d1 - d0)) -le 50 ]
+ok $? "CLOCKD_TAI did not step: CLOCKD_TAI - CLOCKD_MONOTONIC $d0 ms before, $d1 ms after"
+"$CLOCKCTL" --page "$CLOCKD_SHM" --json time |
+	jq -e '(.tai.sec - .realtime.sec) * 1000 + (.tai.nsec - .realtime.nsec) / 1000000 | round | . >= 37990 and . <= 38010' >/dev/null
+ok $? "clockctl time: CLOCKD_TAI is CLOCKD_REALTIME + 38 s"
 r=$("$EXPTOOL" read "$unit" 10 0)
 ok $? "NTP SHM: leap 0 after the leap: $r"
 
-# A deletion, the next day.
+# A deletion, the next day, once the insertion was withdrawn.
 put_realtime 3600000000000
+echo "0 38 5" >"$T/adjtimex"
+sleep 2
 echo "32 38 2" >"$T/adjtimex"   # STA_DEL, TIME_DEL
 wait_status '.leap' delete
 ok $? "STA_DEL: status says a second is deleted at the end of the day"
