@@ -83,6 +83,12 @@ ok $? "CLOCKD_TAI did not step: CLOCKD_TAI - CLOCKD_MONOTONIC $d0 ms before, $d1
 "$CLOCKCTL" --page "$CLOCKD_SHM" --json time |
 	jq -e '(.tai.sec - .realtime.sec) * 1000 + (.tai.nsec - .realtime.nsec) / 1000000 | round | . >= 37990 and . <= 38010' >/dev/null
 ok $? "clockctl time: CLOCKD_TAI is CLOCKD_REALTIME + 38 s"
+PTEST=$top_builddir/tests/preload/ptest
+LIB=$top_builddir/src/libclockd/.libs/libclockd-preload.so
+san=$(ldd "$LIB" | awk '/lib(asan|ubsan)\.so/ { printf "%s:", $3 }')
+d=$(ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" LD_PRELOAD="$san$LIB" "$PTEST" tai)
+[ "$d" -ge 37995 ] && [ "$d" -le 38005 ]
+ok $? "under libclockd-preload, CLOCK_TAI - CLOCK_REALTIME is clockd's 38 s ($d ms)"
 r=$("$EXPTOOL" read "$unit" 10 0)
 ok $? "NTP SHM: leap 0 after the leap: $r"
 
