@@ -695,6 +695,31 @@ static void *sleeper_main(void *arg)
 	return NULL;
 }
 
+/* The daemon's timers across the leap: when each fired (kernel clocks),
+ * 0 until then. */
+static int64_t timer_tai_ns[2], timer_mono_ns[2];
+
+static void leap_timer_fired(union sigval v)
+{
+	__atomic_store_n(&timer_mono_ns[v.sival_int], kclock(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
+	__atomic_store_n(&timer_tai_ns[v.sival_int], kclock(CLOCK_TAI), __ATOMIC_RELEASE);
+}
+
+/* A one-shot clockd timer on @clock, calling leap_timer_fired(@i). */
+static clockd_timer_t leap_timer(clockid_t clock, int flags, time_t sec, long nsec, int i)
+{
+	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = -1, .fn = leap_timer_fired,
+				       .value = { .sival_int = i } };
+	struct itimerspec its = { .it_value = { sec, nsec } };
+	clockd_timer_t t = NULL;
+
+	if (clockd_timer_create(clock, &sev, &t) != 0 || clockd_timer_settime(t, flags, &its, NULL) != 0) {
+		perror("leap: clockd timer");
+		return NULL;
+	}
+	return t;
+}
+
 /* Wait up to 10 s for the daemon to publish @leap and @tai. */
 static bool leap_published(uint32_t leap, int32_t tai)
 {
@@ -740,6 +765,7 @@ static int check_leap(void)
 	struct sleeper abs = { .id = CLOCKD_REALTIME, .flags = TIMER_ABSTIME,
 			       .req = { (time_t)midnight, 500000000 } };
 	pthread_t trel, tabs;
+	clockd_timer_t tm_rel, tm_abs;
 	int64_t rel_start;
 	struct timex tx = { 0 };
 
@@ -748,11 +774,13 @@ static int check_leap(void)
 	all &= guest_ok(leap_published(CLOCKD_LEAP_INSERT, LEAP_TAI),
 			"leap: the page says insert, TAI offset %d (status)", LEAP_TAI);
 	pthread_create(&tabs, NULL, sleeper_main, &abs);
+	tm_abs = leap_timer(CLOCKD_REALTIME, TIMER_ABSTIME, (time_t)midnight, 500000000, 1);
 	/* The relative sleeper spans midnight: it starts 3 s before. */
 	while (kclock(CLOCK_REALTIME) < (midnight - 3) * 1000000000)
 		nap_ms(10);
 	rel_start = kclock(CLOCK_MONOTONIC);
 	pthread_create(&trel, NULL, sleeper_main, &rel);
+	tm_rel = leap_timer(CLOCKD_MONOTONIC, 0, 5, 0, 0);
 	end = kclock(CLOCK_MONOTONIC) + 6 * 1000000000ll;
 	while ((k0 = kclock(CLOCK_MONOTONIC)) < end) {
 		mono = dclock(CLOCKD_MONOTONIC);
@@ -815,7 +843,21 @@ static int check_leap(void)
 				"leap: a relative 5 s CLOCKD_MONOTONIC sleep across it took 5 s");
 		all &= guest_ok(abs.rc == 0 && abs_late >= 0 && abs_late < LEAP_WAKE_LATE_NS,
 				"leap: an absolute CLOCKD_REALTIME sleep to 00:00:00.5 woke after the repeated second");
+		rel_ns = __atomic_load_n(&timer_mono_ns[0], __ATOMIC_ACQUIRE) - rel_start;
+		abs_late = __atomic_load_n(&timer_tai_ns[1], __ATOMIC_ACQUIRE) - abs_due;
+		guest_note("leap: clockd timers: relative 5 s fired after %.3f s, absolute 00:00:00.5 %+.3f s from "
+			   "its time", (double)rel_ns / 1e9, (double)abs_late / 1e9);
+		all &= guest_ok(tm_rel && timer_mono_ns[0] && rel_ns >= 5000000000 &&
+				rel_ns < 5000000000 + LEAP_WAKE_LATE_NS,
+				"leap: a relative 5 s clockd timer on CLOCKD_MONOTONIC across it fired after 5 s");
+		all &= guest_ok(tm_abs && timer_tai_ns[1] && abs_late >= 0 && abs_late < LEAP_WAKE_LATE_NS,
+				"leap: an absolute clockd timer on CLOCKD_REALTIME at 00:00:00.5 fired after the "
+				"repeated second");
 	}
+	if (tm_rel)
+		clockd_timer_delete(tm_rel);
+	if (tm_abs)
+		clockd_timer_delete(tm_abs);
 	tx.modes = ADJ_STATUS;
 	tx.status = 0;
 	adjtimex(&tx);
