@@ -80,6 +80,21 @@
 #define CLOCKD_DISC_HOLDOVER 4u  /* reference lost after a lock: the rate is kept */
 
 /*
+ * data.leap and data.tai_offset: the kernel's leap second state (adjtimex:
+ * STA_INS, STA_DEL, the TAI offset), followed by the daemon about once a
+ * second and kept in step with CLOCKD_REALTIME: in the same copy of the
+ * data as the realtime base, so that realtime + tai_offset (CLOCKD_TAI)
+ * never steps at a leap. Both words were padding (zero) in pages of older
+ * daemons: without CLOCKD_LEAP_KNOWN neither is known (a client then has
+ * no TAI, not TAI = UTC). The low two bits are NTP's leap indicator.
+ */
+#define CLOCKD_LEAP_NONE 0u        /* no leap second announced */
+#define CLOCKD_LEAP_INSERT 1u      /* the last minute of this UTC day has 61 s */
+#define CLOCKD_LEAP_DELETE 2u      /* ... has 59 s */
+#define CLOCKD_LEAP_MASK 3u
+#define CLOCKD_LEAP_KNOWN (1u << 8) /* the daemon follows the kernel's state */
+
+/*
  * The device table (page->devices): every clocksource, tick device and
  * reference the configuration names, in order of preference, with its state. Written by
  * the daemon when a state changes, under its own sequence count (dev_seq:
@@ -155,7 +170,7 @@ struct clockd_page_data {
 	int64_t xtime_sec; /* xtime: CLOCKD_REALTIME_COARSE */
 	int64_t coarse_mono_sec; /* CLOCKD_MONOTONIC_COARSE */
 	uint32_t coarse_mono_nsec;
-	uint32_t pad0;
+	uint32_t leap;           /* CLOCKD_LEAP_*: the kernel's leap state */
 	uint64_t jiffies_64;
 	/* line 3 */
 	uint64_t kernel_mono_ns; /* kernel CLOCK_MONOTONIC when written */
@@ -166,7 +181,7 @@ struct clockd_page_data {
 	int64_t skew_ppb;        /* estimated error of freq_ppb */
 	int64_t ref_mono_ns;     /* kernel CLOCK_MONOTONIC of the last reference event, 0: none */
 	uint32_t disc_state;     /* CLOCKD_DISC_* */
-	uint32_t pad1;
+	int32_t tai_offset;      /* TAI - UTC, s (leap & CLOCKD_LEAP_KNOWN) */
 };
 
 struct clockd_page {
@@ -247,7 +262,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, xtime_nsec, 92);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, xtime_sec, 96);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, coarse_mono_sec, 104);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, coarse_mono_nsec, 112);
-CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, pad0, 116);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, leap, 116);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, jiffies_64, 120);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, kernel_mono_ns, 128);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, offset_ns, 136);
@@ -257,6 +272,7 @@ CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, rms_offset_ns, 160);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, skew_ppb, 168);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, ref_mono_ns, 176);
 CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, disc_state, 184);
+CLOCKD_PAGE_ASSERT_OFF(clockd_page_data, tai_offset, 188);
 CLOCKD_PAGE_STATIC_ASSERT(sizeof(struct clockd_page_data) == 192, "clockd page ABI: data size");
 
 CLOCKD_PAGE_ASSERT_OFF(clockd_page, magic, 0);

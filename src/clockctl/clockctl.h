@@ -87,6 +87,12 @@ void ctl_csv_header(struct json_object *o);
  * exact JSON integers KEY_sec and KEY_nsec (nsec in 0..999999999, sec
  * carrying the sign): no JSON reader that uses doubles loses a digit. */
 void ctl_json_add_time(struct json_object *o, const char *key, int64_t ns);
+/* The leap second state of @st (status and tracking): "none", "insert",
+ * "delete" (at the end of the UTC day), "unknown" (an older daemon). */
+const char *ctl_leap_name(const struct clockd_status *st);
+/* Its text line and JSON keys "leap" and "tai_offset" (null: unknown). */
+void ctl_print_leap(const struct clockd_status *st);
+void ctl_json_add_leap(struct json_object *o, const struct clockd_status *st);
 
 /* -v: print @legend (lines of "  COLUMN  meaning") before a text table. */
 void ctl_legend(const struct ctl *ctl, const char *legend);

@@ -96,6 +96,42 @@ static void print_xtime(const struct clockd_status *st)
 	FIELD("xtime", "%" PRId64 ".%09" PRId64 "%s", st->xtime_sec, st->xtime_nsec, date);
 }
 
+const char *ctl_leap_name(const struct clockd_status *st)
+{
+	if (!(st->leap & CLOCKD_LEAP_KNOWN))
+		return "unknown";
+	switch (st->leap & CLOCKD_LEAP_MASK) {
+	case CLOCKD_LEAP_NONE:
+		return "none";
+	case CLOCKD_LEAP_INSERT:
+		return "insert";
+	case CLOCKD_LEAP_DELETE:
+		return "delete";
+	default:
+		return "unknown";
+	}
+}
+
+void ctl_print_leap(const struct clockd_status *st)
+{
+	const char *name = ctl_leap_name(st);
+
+	if (!(st->leap & CLOCKD_LEAP_KNOWN))
+		FIELD("leap", "unknown (a daemon that does not publish it)");
+	else if (strcmp(name, "none") == 0)
+		FIELD("leap", "none, TAI offset %" PRId32 " s", st->tai_offset);
+	else
+		FIELD("leap", "%s a second at the end of the UTC day, TAI offset %" PRId32 " s", name,
+		      st->tai_offset);
+}
+
+void ctl_json_add_leap(struct json_object *o, const struct clockd_status *st)
+{
+	json_object_object_add(o, "leap", json_object_new_string(ctl_leap_name(st)));
+	json_object_object_add(o, "tai_offset", st->leap & CLOCKD_LEAP_KNOWN ? json_object_new_int(st->tai_offset)
+									  : NULL);
+}
+
 static void status_text(const struct clockd_status *st)
 {
 	char why[128], num[32];
@@ -119,6 +155,7 @@ static void status_text(const struct clockd_status *st)
 	FIELD("vclock", "%s", vclock_name(st->vclock_mode));
 	FIELD("discipline", "offset %+" PRId64 " ns, frequency %+.3f ppm", st->offset_ns,
 	      (double)st->freq_ppb / 1000.0);
+	ctl_print_leap(st);
 }
 
 static struct json_object *flags_json(uint32_t flags)
@@ -161,6 +198,7 @@ static void status_json(const struct ctl *ctl, const struct clockd_status *st)
 		json_object_object_add(o, "vclock", json_object_new_string(vclock_name(st->vclock_mode)));
 		json_object_object_add(o, "offset_ns", json_object_new_int64(st->offset_ns));
 		json_object_object_add(o, "freq_ppb", json_object_new_int64(st->freq_ppb));
+		ctl_json_add_leap(o, st);
 	}
 	ctl_print(ctl, o, true);
 }

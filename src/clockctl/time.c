@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <clockd/page.h>
+
 #include "clockctl/clockctl.h"
 
 static const struct {
@@ -16,6 +18,8 @@ static const struct {
 	{ "monotonic_raw", CLOCKD_MONOTONIC_RAW, CLOCK_MONOTONIC_RAW },
 	{ "realtime_coarse", CLOCKD_REALTIME_COARSE, CLOCK_REALTIME_COARSE },
 	{ "monotonic_coarse", CLOCKD_MONOTONIC_COARSE, CLOCK_MONOTONIC_COARSE },
+	/* Last: left out when the daemon does not publish the TAI offset. */
+	{ "tai", CLOCKD_TAI, CLOCK_TAI },
 };
 #define N_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
 
@@ -73,6 +77,7 @@ int verb_time(const struct ctl *ctl, int argc, char **argv)
 	struct reading r[N_CLOCKS];
 	struct clockd_status st;
 	struct json_object *o;
+	size_t n = N_CLOCKS;
 	int rc, err;
 
 	rc = ctl_require_live(&st);
@@ -80,26 +85,30 @@ int verb_time(const struct ctl *ctl, int argc, char **argv)
 		return rc;
 	for (size_t i = 0; i < N_CLOCKS; i++) {
 		err = read_clock(i, &r[i]);
+		if (err == EINVAL && clocks[i].id == CLOCKD_TAI && !(st.leap & CLOCKD_LEAP_KNOWN)) {
+			n = i;
+			break;
+		}
 		if (err)
 			return ctl_read_failed(err);
 	}
 	if (ctl->format == CTL_JSON) {
 		o = json_object_new_object();
-		for (size_t i = 0; i < N_CLOCKS; i++)
+		for (size_t i = 0; i < n; i++)
 			json_object_object_add(o, clocks[i].name, reading_json(NULL, &r[i]));
 		ctl_print(ctl, o, true);
 		return CTL_EXIT_OK;
 	}
 	if (ctl->format == CTL_CSV) {
 		o = json_object_new_array();
-		for (size_t i = 0; i < N_CLOCKS; i++)
+		for (size_t i = 0; i < n; i++)
 			json_object_array_add(o, reading_json(clocks[i].name, &r[i]));
 		ctl_print(ctl, o, true);
 		return CTL_EXIT_OK;
 	}
 	ctl_legend(ctl, time_legend);
 	printf("%-17s %21s %13s %21s %15s\n", "CLOCK", "VALUE", "RESOLUTION", "KERNEL", "DIFFERENCE");
-	for (size_t i = 0; i < N_CLOCKS; i++)
+	for (size_t i = 0; i < n; i++)
 		reading_text(clocks[i].name, &r[i]);
 	return CTL_EXIT_OK;
 }

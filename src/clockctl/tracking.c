@@ -20,7 +20,9 @@ static const char legend[] =
 	"  frequency    rate correction applied (ppm; JSON and CSV: freq_ppb)\n"
 	"  skew         estimated error of that frequency (ppm; skew_ppb)\n"
 	"  error bound  estimated maximum error of clockd's clock\n"
-	"  last update  time since the last reference event\n";
+	"  last update  time since the last reference event\n"
+	"  leap         a leap second announced by the kernel for the end of the UTC\n"
+	"               day (insert, delete or none) and the TAI offset (TAI - UTC)\n";
 
 /* "none" for no reference, as everywhere else a name is absent. */
 static const char *reference_name(const struct clockd_tracking *t)
@@ -28,7 +30,7 @@ static const char *reference_name(const struct clockd_tracking *t)
 	return t->reference[0] ? t->reference : "none";
 }
 
-static void tracking_json(const struct ctl *ctl, const struct clockd_tracking *t)
+static void tracking_json(const struct ctl *ctl, const struct clockd_tracking *t, const struct clockd_status *st)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -47,6 +49,7 @@ static void tracking_json(const struct ctl *ctl, const struct clockd_tracking *t
 	} else {
 		ctl_json_add_time(o, "last_update", t->since_event_ns);
 	}
+	ctl_json_add_leap(o, st);
 	ctl_print(ctl, o, true);
 }
 
@@ -64,7 +67,7 @@ int verb_tracking(const struct ctl *ctl, int argc, char **argv)
 	if (clockd_tracking(&t, sizeof(t)) < 0)
 		return ctl_read_failed(errno);
 	if (ctl->format != CTL_TEXT) {
-		tracking_json(ctl, &t);
+		tracking_json(ctl, &t, &st);
 		return CTL_EXIT_OK;
 	}
 	ctl_legend(ctl, legend);
@@ -79,5 +82,6 @@ int verb_tracking(const struct ctl *ctl, int argc, char **argv)
 		printf(" last update: never\n");
 	else
 		printf(" last update: %.3f s ago\n", (double)t.since_event_ns / 1e9);
+	ctl_print_leap(&st);
 	return CTL_EXIT_OK;
 }

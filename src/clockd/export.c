@@ -17,14 +17,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <clockd/page.h>
 #include "clockd/export.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
 #define NTP_SHM_KEY_BASE 0x4e545030 /* "NTP0" */
 #define NTP_SHM_MODE_COUNT 1        /* the count/valid protocol below */
+/* The leap field of both protocols is NTP's leap indicator: 0 none, 1 the
+ * last minute of the UTC day has 61 s, 2 it has 59 s (chronyd's
+ * LEAP_InsertSecond / LEAP_DeleteSecond, ntpd's LEAP_ADDSECOND /
+ * LEAP_DELSECOND), 3 not in sync: chronyd drops such a sample. */
 #define NTP_LEAP_NONE 0
-#define NTP_LEAP_UNSYNC 3           /* "not in sync": chronyd drops the sample */
+#define NTP_LEAP_INSERT 1
+#define NTP_LEAP_DELETE 2
+#define NTP_LEAP_UNSYNC 3
 #define SOCK_MAGIC 0x534f434b       /* "SOCK" */
 
 /*
@@ -75,6 +82,21 @@ struct export_state {
 static struct export_state *state_of(struct exporter *ex)
 {
 	return ex->priv;
+}
+
+/* NTP's indicator for the page's CLOCKD_LEAP_* (without KNOWN: none). */
+static int leap_indicator(bool valid, uint32_t leap)
+{
+	if (!valid)
+		return NTP_LEAP_UNSYNC;
+	switch (leap & CLOCKD_LEAP_MASK) {
+	case CLOCKD_LEAP_INSERT:
+		return NTP_LEAP_INSERT;
+	case CLOCKD_LEAP_DELETE:
+		return NTP_LEAP_DELETE;
+	default:
+		return NTP_LEAP_NONE;
+	}
 }
 
 /* log2 of the tick period, rounded towards the longer period: the
@@ -231,7 +253,7 @@ static void split_ns(int64_t ns, time_t *sec, unsigned *nsec)
  * change discards its copy. Each fence orders the count against the field
  * stores; valid goes last so a reader never takes a half-written sample.
  */
-static void shm_write(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid)
+static void shm_write(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, int leap)
 {
 	struct ntp_shm *shm = ex->shm;
 	time_t sec;
@@ -248,7 +270,7 @@ static void shm_write(struct exporter *ex, int64_t clockd_ns, int64_t system_ns,
 	shm->receive_sec = sec;
 	shm->receive_nsec = nsec;
 	shm->receive_usec = (int)(nsec / 1000);
-	shm->leap = valid ? NTP_LEAP_NONE : NTP_LEAP_UNSYNC;
+	shm->leap = leap;
 	shm->precision = state_of(ex)->precision;
 	shm->nsamples = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -295,7 +317,7 @@ static bool sock_connect(struct exporter *ex)
 	return true;
 }
 
-static void sock_send(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid)
+static void sock_send(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, int leap)
 {
 	struct export_state *st = state_of(ex);
 	struct sock_sample s = { .pulse = 0, .magic = SOCK_MAGIC };
@@ -314,7 +336,7 @@ static void sock_send(struct exporter *ex, int64_t clockd_ns, int64_t system_ns,
 	s.tv.tv_sec = sec;
 	s.tv.tv_usec = (suseconds_t)(nsec / 1000);
 	s.offset = (double)(clockd_ns - system_ns) / 1e9;
-	s.leap = valid ? NTP_LEAP_NONE : NTP_LEAP_UNSYNC;
+	s.leap = leap;
 	if (send(ex->sock_fd, &s, sizeof(s), MSG_DONTWAIT) == (ssize_t)sizeof(s)) {
 		sock_log_state(ex, SOCK_UP, 0);
 		return;
@@ -373,12 +395,14 @@ err_close:
 	return -1;
 }
 
-void export_sample(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid)
+void export_sample(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid, uint32_t leap)
 {
+	int li = leap_indicator(valid, leap);
+
 	if (ex->shm)
-		shm_write(ex, clockd_ns, system_ns, valid);
+		shm_write(ex, clockd_ns, system_ns, li);
 	if (ex->sock_fd >= 0)
-		sock_send(ex, clockd_ns, system_ns, valid);
+		sock_send(ex, clockd_ns, system_ns, li);
 	ex->samples++;
 }
 

@@ -39,9 +39,11 @@ struct exporter {
 int export_open(struct exporter *ex, const struct export_params *p);
 /* One sample: @clockd_ns is CLOCKD_REALTIME and @system_ns the kernel's
  * CLOCK_REALTIME at the same instant, ns since the epoch; @valid false
- * marks the sample unusable (leap "not in sync"). Errors are logged once
- * per state change, never fatal. */
-void export_sample(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid);
+ * marks the sample unusable (leap "not in sync"); @leap is the page's
+ * CLOCKD_LEAP_* word, carried as the samples' leap indicator (a leap second
+ * announced for the end of the UTC day). Errors are logged once per state
+ * change, never fatal. */
+void export_sample(struct exporter *ex, int64_t clockd_ns, int64_t system_ns, bool valid, uint32_t leap);
 void export_close(struct exporter *ex);
 
 #endif

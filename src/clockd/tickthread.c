@@ -166,7 +166,7 @@ static void tickthread_export(struct tickthread *t, bool event)
 	t->last_export_ns = t->tk->kernel_mono_ns;
 	tk_real_pair(t->tk, &clockd_ns, &system_ns);
 	valid = pagefile_alarm(t->pf) == 0;
-	export_sample(t->ex, clockd_ns, system_ns, valid);
+	export_sample(t->ex, clockd_ns, system_ns, valid, t->tk->leap.pending);
 }
 
 /*

@@ -312,6 +312,7 @@ static void tk_publish(struct timekeeper *tk)
 		.disc_state = tk->track.state,
 	};
 
+	leap_publish(&tk->leap, base_ns(tk, &tk->real), base_ns(tk, &tk->mono), &d.leap, &d.tai_offset);
 	pagefile_publish(tk->pf, &d, tk->cs);
 }
 
@@ -413,6 +414,7 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs, 
 	pagefile_set_start(pf, tk_mono_ns(tk));
 	pagefile_set_jiffies_epoch(pf, tk->jiffies_base, tk->jiffies_epoch_ns);
 	pagefile_set_tick(pf, tick_name);
+	leap_poll(&tk->leap, tk->kernel_mono_ns, base_ns(tk, &tk->real));
 	tk_publish(tk);
 	return 0;
 }
@@ -510,6 +512,7 @@ bool tk_update(struct timekeeper *tk, int64_t ticks)
 	base_add(tk, &tk->raw, (unsigned __int128)delta * tk->raw_mult);
 	tk->cycle_last = now;
 	tk_follow_wall(tk);
+	leap_poll(&tk->leap, kmono, base_ns(tk, &tk->real));
 	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
 		tk_set_rate(tk, freq);
 	if (tk->counted)

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clockd/leap.h"
 #include "clockd/sources/clocksource.h"
 #include "clockd/pagefile.h"
 
@@ -102,6 +103,7 @@ struct timekeeper {
 	int64_t probe_good_ns;   /* kernel time it has behaved, without a break */
 	struct tk_tracking track; /* set by the discipline */
 	int64_t adj_ppb;         /* the discipline's rate correction applied */
+	struct leap leap;        /* the kernel's leap state, published with realtime */
 	char fault_why[128];     /* ... and what was seen */
 };
 

@@ -21,6 +21,7 @@ clockid_t lib_kernel_equivalent(clockid_t id)
 	case CLOCKD_MONOTONIC_RAW: return CLOCK_MONOTONIC_RAW;
 	case CLOCKD_REALTIME_COARSE: return CLOCK_REALTIME_COARSE;
 	case CLOCKD_MONOTONIC_COARSE: return CLOCK_MONOTONIC_COARSE;
+	case CLOCKD_TAI: return CLOCK_TAI;
 	default: return -1;
 	}
 }
@@ -93,6 +94,8 @@ static int coarse_nopage(clockid_t id, struct timespec *ts);
  * The general fine read: base + (counter - cycle_last) * mult >> shift, as
  * the vDSO, for any counter mode, the page not yet mapped, a counter behind
  * cycle_last, a stale page. The common case takes FINE_FAST below.
+ * CLOCKD_TAI is realtime (@which PAGE_REAL) plus the TAI offset of the same
+ * copy: the daemon changes both in one update at a leap second.
  */
 static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_clock which,
 						    struct timespec *ts)
@@ -102,8 +105,9 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 	const struct clockd_page_data *d;
 	struct page_conv conv;
 	uint64_t cycles;
-	uint32_t seq, nsec = 0;
+	uint32_t seq, nsec = 0, leap;
 	int64_t sec = 0;
+	int32_t tai;
 	int have_counter;
 
 	if (__builtin_expect(!pg, 0))
@@ -113,6 +117,8 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 		have_counter = read_counter(LOAD_RELAXED(&d->vclock_mode), LOAD_RELAXED(&d->vclock_clockid),
 					    &cycles);
 		page_conv_load(&conv, d, which);
+		leap = LOAD_RELAXED(&d->leap);
+		tai = LOAD_RELAXED(&d->tai_offset);
 	} while (clockd_page_read_retry(pg, seq));
 
 	/* A CPU that cannot read the daemon's counter gets the same clock at
@@ -128,6 +134,13 @@ static __attribute__((noinline)) int read_fine_slow(clockid_t id, enum page_cloc
 		return lib_read_failed(id, ts, err);
 	if (which != PAGE_REAL)
 		return timens_shift(sec, nsec, ts);
+	if (id == CLOCKD_TAI) {
+		if (!(leap & CLOCKD_LEAP_KNOWN)) {
+			errno = EINVAL; /* not published: no TAI, never UTC as TAI */
+			return -1;
+		}
+		sec += tai;
+	}
 	ts->tv_sec = (time_t)sec;
 	ts->tv_nsec = (long)nsec;
 	return 0;
@@ -255,6 +268,8 @@ CLOCKD_EXPORT int clockd_clock_gettime(clockid_t id, struct timespec *ts)
 		return read_real(ts);
 	case CLOCKD_MONOTONIC_RAW:
 		return read_raw(ts);
+	case CLOCKD_TAI:
+		return read_fine_slow(id, PAGE_REAL, ts);
 	default:
 		return clock_gettime(id, ts);
 	}

@@ -85,6 +85,7 @@ static inline clockid_t map_read(clockid_t id)
 		[CLOCK_MONOTONIC_RAW] = CLOCKD_MONOTONIC_RAW,
 		[CLOCK_REALTIME_COARSE] = CLOCKD_REALTIME_COARSE,
 		[CLOCK_MONOTONIC_COARSE] = CLOCKD_MONOTONIC_COARSE,
+		[CLOCK_TAI] = CLOCKD_TAI,
 	};
 
 	if ((uint32_t)id >= sizeof(read_map) / sizeof(read_map[0]))

@@ -41,7 +41,7 @@ static bool is_clockd_clock(clockid_t id)
 
 static bool is_realtime(clockid_t id)
 {
-	return id == CLOCKD_REALTIME || id == CLOCKD_REALTIME_COARSE;
+	return id == CLOCKD_REALTIME || id == CLOCKD_REALTIME_COARSE || id == CLOCKD_TAI;
 }
 
 /* The clockd clock @id in ns, or a positive errno. */
@@ -151,7 +151,7 @@ CLOCKD_EXPORT int clockd_clock_nanosleep(clockid_t id, int flags, const struct t
 		 * clock, which no step of the date moves (the kernel's does
 		 * the same). */
 		if (is_realtime(id))
-			id = id == CLOCKD_REALTIME ? CLOCKD_MONOTONIC : CLOCKD_MONOTONIC_COARSE;
+			id = id == CLOCKD_REALTIME_COARSE ? CLOCKD_MONOTONIC_COARSE : CLOCKD_MONOTONIC;
 		err = read_ns(id, &now);
 		if (err)
 			return err;

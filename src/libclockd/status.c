@@ -86,6 +86,8 @@ static void status_fill(struct clockd_status *st)
 	st->initial_jiffies = LOAD_RELAXED(&pg->initial_jiffies);
 	st->freq_ppb = d.freq_ppb;
 	st->offset_ns = d.offset_ns;
+	st->leap = d.leap;
+	st->tai_offset = d.tai_offset;
 	copy_name(st->source, pg->source, sizeof(st->source));
 	copy_name(st->tick, pg->tick, sizeof(st->tick));
 	if (!lib_writer_alive(pg)) {

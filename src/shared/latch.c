@@ -7,7 +7,8 @@
 	X(raw_sec) X(raw_snsec) X(raw_mult) X(xtime_nsec) X(xtime_sec)         \
 	X(coarse_mono_sec) X(coarse_mono_nsec) X(jiffies_64)                   \
 	X(kernel_mono_ns) X(offset_ns) X(freq_ppb) X(error_bound_ns)           \
-	X(rms_offset_ns) X(skew_ppb) X(ref_mono_ns) X(disc_state)
+	X(rms_offset_ns) X(skew_ppb) X(ref_mono_ns) X(disc_state)         \
+	X(leap) X(tai_offset)
 
 void latch_store_data(struct clockd_page_data *dst, const struct clockd_page_data *src)
 {
@@ -21,8 +22,6 @@ void latch_load_data(struct clockd_page_data *dst, const struct clockd_page_data
 #define X(f) dst->f = LOAD_RELAXED(&src->f);
 	COPY_FIELDS(X)
 #undef X
-	dst->pad0 = 0;
-	dst->pad1 = 0;
 }
 
 void latch_publish_tagged(struct clockd_page *pg, const struct clockd_page_data *d, const void **tags,

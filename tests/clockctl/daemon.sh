@@ -43,15 +43,16 @@ check $? "status shows the source ($source)"
 run --page "$page" --json time
 cp "$tmp/out" "$tmp/time.json"
 [ "$rc" -eq 0 ] && jq -e 'keys == (["realtime", "monotonic", "monotonic_raw", "realtime_coarse",
-	"monotonic_coarse"] | sort)' "$tmp/out" >/dev/null
-check $? "--json time has the five clocks"
+	"monotonic_coarse", "tai"] | sort)' "$tmp/out" >/dev/null
+check $? "--json time has the six clocks (tai: CLOCKD_TAI)"
 jq -e '[.[] | (.res_ns > 0) and (.nsec >= 0) and (.nsec < 1000000000)] | all' "$tmp/out" >/dev/null
 check $? "--json time: every clock has res_ns > 0 and nsec in [0, 1e9)"
 jq -e '.monotonic | (.diff_ns | fabs) < 1000000000 and
 	.diff_ns == (.sec - .kernel_sec) * 1000000000 + .nsec - .kernel_nsec' "$tmp/out" >/dev/null
 check $? "--json time: monotonic within 1 s of the kernel's, fields consistent"
 run --page "$page" time
-[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] && grep -q '^monotonic_coarse ' "$tmp/out"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 7 ] && grep -q '^monotonic_coarse ' "$tmp/out" &&
+	grep -q '^tai ' "$tmp/out"
 check $? "time prints a header and a line per clock"
 
 # --- jiffies ---

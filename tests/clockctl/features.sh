@@ -73,8 +73,8 @@ check $? "timers --help: the socket defaults to the file control beside the page
 # --- CSV: a header and records, the same names as JSON ---
 csv_keys() { head -n 1 "$tmp/out" | tr ',' '\n' | sort | tr '\n' ' '; }
 run -c time
-[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] && head -n 1 "$tmp/out" | grep -q '^time,clock,sec,nsec,' &&
-	grep -q '^[0-9-]*T[0-9:]*\.[0-9]\{9\}Z,monotonic_coarse,' "$tmp/out"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 7 ] && head -n 1 "$tmp/out" | grep -q '^time,clock,sec,nsec,' &&
+	grep -q '^[0-9-]*T[0-9:]*\.[0-9]\{9\}Z,monotonic_coarse,' "$tmp/out" && grep -q '^[0-9-]*T[0-9:.]*Z,tai,' "$tmp/out"
 check $? "-c time: a header and one record per clock"
 # The time column: when clockctl took the record, RFC 3339 UTC, within a
 # minute of the kernel's clock (a loaded machine), one stamp per print.

@@ -10,7 +10,13 @@
  *    process sees CLOCK_REALTIME (and CLOCK_REALTIME_COARSE) shifted by it,
  *    so writing the file steps the system time as far as the daemon can
  *    tell, without touching the machine's clock (wallstep.sh). The file
- *    is read at most every 10 ms, so a change takes effect within that.
+ *    is read at most every 10 ms, so a change takes effect within that;
+ *  - $CLOCKD_TEST_ADJTIMEX names a file holding "STATUS TAI STATE"; while
+ *    it exists, a read-only adjtimex() (modes 0) reports the kernel's own
+ *    answer with the STA_INS/STA_DEL bits of STATUS, the TAI offset TAI and
+ *    the return value STATE (TIME_OK 0, TIME_INS 1, TIME_DEL 2, TIME_OOP 3,
+ *    TIME_WAIT 4): a leap second announced as far as the daemon can tell
+ *    (leap.sh). Read at every call (the daemon asks once a second).
  *
  * Everything else goes straight to libc.
  */
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +32,7 @@
 
 EXPORT ssize_t read(int fd, void *buf, size_t count);
 EXPORT int clock_gettime(clockid_t id, struct timespec *ts);
+EXPORT int adjtimex(struct timex *tx);
 
 static int is_timerfd(int fd)
 {
@@ -96,4 +104,25 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 		ts->tv_sec--;
 	}
 	return 0;
+}
+
+int adjtimex(struct timex *tx)
+{
+	static int (*real_adjtimex)(struct timex *);
+	const char *path = getenv("CLOCKD_TEST_ADJTIMEX");
+	int status, tai, state, r;
+	FILE *f;
+
+	if (!real_adjtimex)
+		*(void **)&real_adjtimex = dlsym(RTLD_NEXT, "adjtimex");
+	r = real_adjtimex(tx);
+	if (r < 0 || tx->modes != 0 || !path || !(f = fopen(path, "re")))
+		return r;
+	if (fscanf(f, "%d %d %d", &status, &tai, &state) == 3) {
+		tx->status = (tx->status & ~(STA_INS | STA_DEL)) | (status & (STA_INS | STA_DEL));
+		tx->tai = tai;
+		r = state;
+	}
+	fclose(f);
+	return r;
 }

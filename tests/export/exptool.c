@@ -7,11 +7,14 @@
  *   exptool stat UNIT            "mode 0600 size 96 uid 0", exit 1 if none
  *   exptool create UNIT MODE [SIZE]  a segment as someone else left it
  *   exptool chown UNIT UID       give it to another owner (root only)
- *   exptool read UNIT SECONDS    wait for a valid mode-1 sample and print
+ *   exptool read UNIT SECONDS [LEAP]  wait for a valid mode-1 sample (with
+ *                                leap indicator LEAP) and print
  *                                "count N leap L precision P offset_ns X"
  *                                (clock - receive), checking its fields
- *   exptool recv PATH SECONDS    bind a datagram socket at PATH, print the
- *                                first chrony SOCK sample received
+ *   exptool recv PATH SECONDS [LEAP]  bind a datagram socket at PATH, print
+ *                                the first chrony SOCK sample received
+ *                                (with leap LEAP)
+ * The leap indicator is NTP's: 0 none, 1 insert, 2 delete, 3 unsynchronised.
  *   exptool hold UNIT SECONDS    attach the segment and stay attached
  * Exit 0 on success, 1 on a failed check or timeout, 2 on misuse.
  */
@@ -135,20 +138,21 @@ static int cmd_read(char **argv)
 	int64_t deadline = now_ns() + (int64_t)atoi(argv[1]) * 1000000000;
 	struct shm_time *shm, t;
 	struct timespec nap = { 0, 10000000 };
+	int want_leap = argv[2] ? atoi(argv[2]) : -1;
 
 	if (id < 0 || (shm = shmat(id, NULL, SHM_RDONLY)) == (void *)-1) {
 		perror("shm");
 		return 1;
 	}
-	while (!shm_copy(shm, &t)) {
+	while (!shm_copy(shm, &t) || (want_leap >= 0 && t.leap != want_leap)) {
 		if (now_ns() > deadline) {
-			fprintf(stderr, "no valid sample (mode %d valid %d count %d)\n", shm->mode, shm->valid,
-				shm->count);
+			fprintf(stderr, "no valid sample%s (mode %d valid %d count %d leap %d)\n",
+				want_leap >= 0 ? " with that leap" : "", shm->mode, shm->valid, shm->count, shm->leap);
 			return 1;
 		}
 		nanosleep(&nap, NULL);
 	}
-	if (t.mode != 1 || t.count % 2 != 0 || t.clock_nsec >= 1000000000u || t.receive_nsec >= 1000000000u ||
+	if (t.leap < 0 || t.leap > 3 || t.mode != 1 || t.count % 2 != 0 || t.clock_nsec >= 1000000000u || t.receive_nsec >= 1000000000u ||
 	    (unsigned)t.clock_usec != t.clock_nsec / 1000 || (unsigned)t.receive_usec != t.receive_nsec / 1000) {
 		fprintf(stderr, "bad sample: mode %d count %d usec %d/%d nsec %u/%u\n", t.mode, t.count,
 			t.clock_usec, t.receive_usec, t.clock_nsec, t.receive_nsec);
@@ -165,7 +169,9 @@ static int cmd_recv(char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd pfd = { .events = POLLIN };
 	struct sock_sample s;
-	ssize_t n;
+	ssize_t n = -1;
+	int64_t deadline = now_ns() + (int64_t)atoi(argv[1]) * 1000000000;
+	int want_leap = argv[2] ? atoi(argv[2]) : -1;
 
 	if (strlen(argv[0]) >= sizeof(sa.sun_path))
 		return 2;
@@ -175,15 +181,19 @@ static int cmd_recv(char **argv)
 		perror(argv[0]);
 		return 1;
 	}
-	if (poll(&pfd, 1, atoi(argv[1]) * 1000) != 1) {
-		fprintf(stderr, "no datagram\n");
-		unlink(argv[0]);
-		return 1;
-	}
-	n = recv(pfd.fd, &s, sizeof(s) + 1, MSG_TRUNC);
+	do {
+		if (now_ns() > deadline || poll(&pfd, 1, 1000) < 0) {
+			fprintf(stderr, "no datagram%s\n", want_leap >= 0 ? " with that leap" : "");
+			unlink(argv[0]);
+			return 1;
+		}
+		if (!(pfd.revents & POLLIN))
+			continue;
+		n = recv(pfd.fd, &s, sizeof(s) + 1, MSG_TRUNC);
+	} while (n < 0 || (want_leap >= 0 && n == (ssize_t)sizeof(s) && s.leap != want_leap));
 	unlink(argv[0]);
 	if (n != (ssize_t)sizeof(s) || s.magic != 0x534f434b || s.pulse != 0 || s.tv.tv_usec < 0 ||
-	    s.tv.tv_usec >= 1000000) {
+	    s.tv.tv_usec >= 1000000 || s.leap < 0 || s.leap > 3) {
 		fprintf(stderr, "bad datagram: %zd bytes, magic 0x%x\n", n, n >= (ssize_t)sizeof(s) ? s.magic : 0);
 		return 1;
 	}
@@ -199,9 +209,9 @@ int main(int argc, char **argv)
 		return cmd_create(argc - 2, argv + 2);
 	if (argc == 4 && strcmp(argv[1], "chown") == 0)
 		return cmd_chown(argv + 2);
-	if (argc == 4 && strcmp(argv[1], "read") == 0)
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "read") == 0)
 		return cmd_read(argv + 2);
-	if (argc == 4 && strcmp(argv[1], "recv") == 0)
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "recv") == 0)
 		return cmd_recv(argv + 2);
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
 		return cmd_hold(argv + 2);

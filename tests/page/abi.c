@@ -44,7 +44,7 @@
 	F(clockd_page_data, xtime_sec, 96, 8) \
 	F(clockd_page_data, coarse_mono_sec, 104, 8) \
 	F(clockd_page_data, coarse_mono_nsec, 112, 4) \
-	F(clockd_page_data, pad0, 116, 4) \
+	F(clockd_page_data, leap, 116, 4) \
 	F(clockd_page_data, jiffies_64, 120, 8) \
 	F(clockd_page_data, kernel_mono_ns, 128, 8) \
 	F(clockd_page_data, offset_ns, 136, 8) \
@@ -54,7 +54,7 @@
 	F(clockd_page_data, skew_ppb, 168, 8) \
 	F(clockd_page_data, ref_mono_ns, 176, 8) \
 	F(clockd_page_data, disc_state, 184, 4) \
-	F(clockd_page_data, pad1, 188, 4) \
+	F(clockd_page_data, tai_offset, 188, 4) \
 	S(clockd_page_data, 192) \
 	F(clockd_page, magic, 0, 4) \
 	F(clockd_page, abi_version, 4, 4) \

@@ -161,7 +161,7 @@ static const char *clock_name(clockid_t id)
 {
 	static const char *const names[CLOCKD_CLOCK_COUNT] = {
 		"CLOCKD_REALTIME", "CLOCKD_MONOTONIC", "CLOCKD_MONOTONIC_RAW",
-		"CLOCKD_REALTIME_COARSE", "CLOCKD_MONOTONIC_COARSE",
+		"CLOCKD_REALTIME_COARSE", "CLOCKD_MONOTONIC_COARSE", "CLOCKD_TAI",
 	};
 
 	return names[id - CLOCKD_CLOCK_BASE];
@@ -171,7 +171,7 @@ static clockid_t kernel_clock(clockid_t id)
 {
 	static const clockid_t kernel[CLOCKD_CLOCK_COUNT] = {
 		CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
-		CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE,
+		CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_TAI,
 	};
 
 	return kernel[id - CLOCKD_CLOCK_BASE];

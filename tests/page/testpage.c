@@ -22,7 +22,8 @@
 	X(raw_snsec, 13) X(raw_mult, 14) X(xtime_nsec, 15) X(xtime_sec, 16)    \
 	X(coarse_mono_sec, 17) X(coarse_mono_nsec, 18) X(offset_ns, 19)        \
 	X(freq_ppb, 20) X(error_bound_ns, 21) X(rms_offset_ns, 22)             \
-	X(skew_ppb, 23) X(ref_mono_ns, 24) X(disc_state, 25)
+	X(skew_ppb, 23) X(ref_mono_ns, 24) X(disc_state, 25)  \
+	X(leap, 26) X(tai_offset, 27)
 
 /* A 64-bit mixing function (multiply-xorshift): neighbouring steps give
  * unrelated values, so no torn mix of two steps looks like a third. */
@@ -49,7 +50,7 @@ const char *tp_diff(const struct clockd_page_data *a, const struct clockd_page_d
 {
 #define X(f, salt) if (a->f != b->f) return #f;
 	HASHED_FIELDS(X)
-	X(jiffies_64, 0) X(kernel_mono_ns, 0) X(pad0, 0) X(pad1, 0)
+	X(jiffies_64, 0) X(kernel_mono_ns, 0)
 #undef X
 	return NULL;
 }

@@ -18,6 +18,9 @@
  *                      CLOCK_REALTIME expires at that time of the
  *                      program's clock (give or take the rates), not of
  *                      the kernel's. Exit 0 if so; one line either way.
+ *   ptest tai          print the program's CLOCK_TAI - CLOCK_REALTIME in ms
+ *                      (the C library's calls: under the preload, clockd's
+ *                      CLOCKD_TAI and CLOCKD_REALTIME), rounded
  *   ptest timed PROGRAM [ARG]...
  *                      run PROGRAM; print how long it took on
  *                      CLOCKD_MONOTONIC and on the kernel's CLOCK_MONOTONIC
@@ -289,10 +292,24 @@ static int cmd_tidtimer(double ppm)
 	return sig == SIGRTMIN && ts_ns(&now) >= target - early ? 0 : 1;
 }
 
+static int cmd_tai(void)
+{
+	struct timespec r, t;
+
+	if (clock_gettime(CLOCK_TAI, &t) != 0 || clock_gettime(CLOCK_REALTIME, &r) != 0) {
+		perror("clock_gettime");
+		return 1;
+	}
+	printf("%lld\n", (ts_ns(&t) - ts_ns(&r) + 500000) / 1000000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "now") == 0)
 		return cmd_now();
+	if (argc == 2 && strcmp(argv[1], "tai") == 0)
+		return cmd_tai();
 	if (argc == 4 && strcmp(argv[1], "timer") == 0 &&
 	    (strcmp(argv[2], "signal") == 0 || strcmp(argv[2], "thread") == 0))
 		return cmd_timer(argv[2], atof(argv[3]));

@@ -33,12 +33,18 @@
  *        clockd-check phc DEV step NS   rate to PPM off (adjfine, through
  *                                       clock_adjtime ADJ_FREQUENCY), or
  *                                       move it by NS (adjtime, ADJ_SETOFFSET)
+ *        clockd-check leap              a real inserted leap second: the
+ *                                       kernel's clock set to 23:59:52 UTC,
+ *                                       TAI offset 37, STA_INS; samples
+ *                                       and two sleepers across midnight
+ *                                       (see check_leap)
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -631,6 +637,239 @@ static int phc(const char *dev, const char *what, const char *arg)
 	return rc < 0;
 }
 
+/*
+ * A real leap second (issue #25): the kernel inserts it at the first tick
+ * after midnight (kernel/time/ntp.c: CLOCK_REALTIME steps back a second,
+ * its TAI offset goes up one). clockd's realtime must repeat 23:59:59 as
+ * the kernel's does, CLOCKD_TAI and CLOCKD_MONOTONIC must not step, the
+ * page must say "insert, TAI 37" before and "none, TAI 38" after, and two
+ * sleepers across it must wake right: a relative 5 s one on
+ * CLOCKD_MONOTONIC, and an absolute one on CLOCKD_REALTIME at 00:00:00.5,
+ * which comes once only, 1.5 s after the first midnight (checked against
+ * the kernel's CLOCK_TAI, which never steps).
+ */
+#define LEAP_LEAD_S 8               /* the clock is set this long before midnight */
+#define LEAP_TAI 37
+#define LEAP_SAMPLE_NS 2000000      /* 2 ms between samples */
+#define LEAP_TRACK_NS 5000000       /* CLOCKD_MONOTONIC and TAI against the kernel, TCG */
+#define LEAP_WAKE_LATE_NS 300000000 /* a sleeper's lateness under TCG */
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
+static int64_t kclock(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts_ns(&ts);
+}
+
+static int64_t dclock(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clockd_clock_gettime(id, &ts) != 0)
+		return INT64_MIN;
+	return ts_ns(&ts);
+}
+
+struct sleeper {
+	clockid_t id;
+	int flags;
+	struct timespec req;
+	int rc;
+	int64_t woke_tai_ns; /* the kernel's CLOCK_TAI at the wake-up */
+	int64_t woke_mono_ns;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->rc = clockd_clock_nanosleep(s->id, s->flags, &s->req, NULL);
+	s->woke_tai_ns = kclock(CLOCK_TAI);
+	s->woke_mono_ns = kclock(CLOCK_MONOTONIC);
+	return NULL;
+}
+
+/* The daemon's timers across the leap: when each fired (kernel clocks),
+ * 0 until then. */
+static int64_t timer_tai_ns[2], timer_mono_ns[2];
+
+static void leap_timer_fired(union sigval v)
+{
+	__atomic_store_n(&timer_mono_ns[v.sival_int], kclock(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
+	__atomic_store_n(&timer_tai_ns[v.sival_int], kclock(CLOCK_TAI), __ATOMIC_RELEASE);
+}
+
+/* A one-shot clockd timer on @clock, calling leap_timer_fired(@i). */
+static clockd_timer_t leap_timer(clockid_t clock, int flags, time_t sec, long nsec, int i)
+{
+	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = -1, .fn = leap_timer_fired,
+				       .value = { .sival_int = i } };
+	struct itimerspec its = { .it_value = { sec, nsec } };
+	clockd_timer_t t = NULL;
+
+	if (clockd_timer_create(clock, &sev, &t) != 0 || clockd_timer_settime(t, flags, &its, NULL) != 0) {
+		perror("leap: clockd timer");
+		return NULL;
+	}
+	return t;
+}
+
+/* Wait up to 10 s for the daemon to publish @leap and @tai. */
+static bool leap_published(uint32_t leap, int32_t tai)
+{
+	struct clockd_status st;
+
+	for (int i = 0; i < 100; i++) {
+		if (clockd_status(&st, sizeof(st)) == 0 && st.leap == (CLOCKD_LEAP_KNOWN | leap) &&
+		    st.tai_offset == tai)
+			return true;
+		nap_ms(100);
+	}
+	guest_note("leap: status has leap 0x%x TAI %d", st.leap, st.tai_offset);
+	return false;
+}
+
+static int leap_kernel(int64_t midnight)
+{
+	struct timespec ts = { (time_t)(midnight - LEAP_LEAD_S), 0 };
+	struct timex tx = { .modes = ADJ_TAI, .constant = LEAP_TAI };
+
+	if (clock_settime(CLOCK_REALTIME, &ts) != 0 || adjtimex(&tx) < 0) {
+		perror("leap: set the clock");
+		return -1;
+	}
+	memset(&tx, 0, sizeof(tx));
+	tx.modes = ADJ_STATUS;
+	tx.status = STA_INS; /* and not STA_UNSYNC: adjtimex then shows TIME_INS */
+	if (adjtimex(&tx) < 0) {
+		perror("leap: adjtimex STA_INS");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_leap(void)
+{
+	int64_t midnight = (kclock(CLOCK_REALTIME) / 1000000000 / 86400 + 1) * 86400;
+	int64_t k0, k1, mono, real, tai, prev_real = 0, end;
+	int64_t mono_min = INT64_MAX, mono_max = INT64_MIN, tai_min = INT64_MAX, tai_max = INT64_MIN;
+	int64_t step = 0, first_midnight_mono = 0, prev_wall = 0;
+	int steps = 0, reached = 0, repeated = 0, fails = 0, n = 0, all = 1;
+	struct sleeper rel = { .id = CLOCKD_MONOTONIC, .req = { 5, 0 } };
+	struct sleeper abs = { .id = CLOCKD_REALTIME, .flags = TIMER_ABSTIME,
+			       .req = { (time_t)midnight, 500000000 } };
+	pthread_t trel, tabs;
+	clockd_timer_t tm_rel, tm_abs;
+	int64_t rel_start;
+	struct timex tx = { 0 };
+
+	if (leap_kernel(midnight) < 0)
+		return 0;
+	all &= guest_ok(leap_published(CLOCKD_LEAP_INSERT, LEAP_TAI),
+			"leap: the page says insert, TAI offset %d (status)", LEAP_TAI);
+	pthread_create(&tabs, NULL, sleeper_main, &abs);
+	tm_abs = leap_timer(CLOCKD_REALTIME, TIMER_ABSTIME, (time_t)midnight, 500000000, 1);
+	/* The relative sleeper spans midnight: it starts 3 s before. */
+	while (kclock(CLOCK_REALTIME) < (midnight - 3) * 1000000000)
+		nap_ms(10);
+	rel_start = kclock(CLOCK_MONOTONIC);
+	pthread_create(&trel, NULL, sleeper_main, &rel);
+	tm_rel = leap_timer(CLOCKD_MONOTONIC, 0, 5, 0, 0);
+	end = kclock(CLOCK_MONOTONIC) + 6 * 1000000000ll;
+	while ((k0 = kclock(CLOCK_MONOTONIC)) < end) {
+		mono = dclock(CLOCKD_MONOTONIC);
+		real = dclock(CLOCKD_REALTIME);
+		tai = dclock(CLOCKD_TAI);
+		k1 = kclock(CLOCK_MONOTONIC);
+		if (mono == INT64_MIN || real == INT64_MIN || tai == INT64_MIN) {
+			fails++;
+			continue;
+		}
+		if (k1 - k0 < 1000000) { /* a tight bracket: compare with the kernel */
+			int64_t dm = mono - (k0 + (k1 - k0) / 2), dt = tai - mono;
+
+			mono_min = dm < mono_min ? dm : mono_min;
+			mono_max = dm > mono_max ? dm : mono_max;
+			tai_min = dt < tai_min ? dt : tai_min;
+			tai_max = dt > tai_max ? dt : tai_max;
+			n++;
+		}
+		if (real >= midnight * 1000000000 && !reached) {
+			reached = 1;
+			first_midnight_mono = k0;
+		}
+		/* A step is a change of realtime - monotonic (exact, unlike
+		 * the change between two samples 2 ms apart). */
+		if (prev_real && real < prev_real) {
+			steps++;
+			step = (real - mono) - prev_wall;
+			/* Across midnight: from at most a sample before it
+			 * (the kernel steps at its first tick after midnight,
+			 * and clockd within a few ms: a 2 ms sampler may not
+			 * see realtime past midnight before) into 23:59:59. */
+			repeated = prev_real >= midnight * 1000000000 - 3 * LEAP_SAMPLE_NS &&
+				   real < midnight * 1000000000 && real >= (midnight - 1) * 1000000000;
+		}
+		prev_real = real;
+		prev_wall = real - mono;
+		nap_ms(LEAP_SAMPLE_NS / 1000000);
+	}
+	pthread_join(trel, NULL);
+	pthread_join(tabs, NULL);
+	guest_note("leap: %d samples compared, CLOCKD_MONOTONIC - kernel in [%+lld, %+lld] ns, TAI - MONOTONIC "
+		   "spread %lld ns; realtime stepped %d time(s), by %+lld ns", n, (long long)mono_min,
+		   (long long)mono_max, (long long)(tai_max - tai_min), steps, (long long)step);
+	all &= guest_ok(fails == 0, "leap: every read succeeded (%d failed)", fails);
+	all &= guest_ok(reached && repeated && steps == 1 && step > -1001000000 && step < -999000000,
+			"leap: CLOCKD_REALTIME stepped back from midnight into 23:59:59 once (-1 s), then "
+			"reached midnight again");
+	all &= guest_ok(n > 100 && tai_max - tai_min < LEAP_TRACK_NS,
+			"leap: CLOCKD_TAI did not step (TAI - MONOTONIC within %d ms)", LEAP_TRACK_NS / 1000000);
+	all &= guest_ok(n > 100 && mono_max - mono_min < LEAP_TRACK_NS,
+			"leap: CLOCKD_MONOTONIC kept the kernel's CLOCK_MONOTONIC (within %d ms)",
+			LEAP_TRACK_NS / 1000000);
+	all &= guest_ok(leap_published(CLOCKD_LEAP_NONE, LEAP_TAI + 1),
+			"leap: the page says none, TAI offset %d after it", LEAP_TAI + 1);
+	{
+		int64_t rel_ns = rel.woke_mono_ns - rel_start;
+		/* 00:00:00.5 after the leap is TAI midnight + 0.5 + the new offset. */
+		int64_t abs_due = (midnight + LEAP_TAI + 1) * 1000000000 + 500000000;
+		int64_t abs_late = abs.woke_tai_ns - abs_due;
+
+		guest_note("leap: relative 5 s sleep took %.3f s; absolute 00:00:00.5 woke %+.3f s from its "
+			   "time (%.3f s after the first midnight)", (double)rel_ns / 1e9, (double)abs_late / 1e9,
+			   (double)(abs.woke_mono_ns - first_midnight_mono) / 1e9);
+		all &= guest_ok(rel.rc == 0 && rel_ns >= 5000000000 && rel_ns < 5000000000 + LEAP_WAKE_LATE_NS,
+				"leap: a relative 5 s CLOCKD_MONOTONIC sleep across it took 5 s");
+		all &= guest_ok(abs.rc == 0 && abs_late >= 0 && abs_late < LEAP_WAKE_LATE_NS,
+				"leap: an absolute CLOCKD_REALTIME sleep to 00:00:00.5 woke after the repeated second");
+		rel_ns = __atomic_load_n(&timer_mono_ns[0], __ATOMIC_ACQUIRE) - rel_start;
+		abs_late = __atomic_load_n(&timer_tai_ns[1], __ATOMIC_ACQUIRE) - abs_due;
+		guest_note("leap: clockd timers: relative 5 s fired after %.3f s, absolute 00:00:00.5 %+.3f s from "
+			   "its time", (double)rel_ns / 1e9, (double)abs_late / 1e9);
+		all &= guest_ok(tm_rel && timer_mono_ns[0] && rel_ns >= 5000000000 &&
+				rel_ns < 5000000000 + LEAP_WAKE_LATE_NS,
+				"leap: a relative 5 s clockd timer on CLOCKD_MONOTONIC across it fired after 5 s");
+		all &= guest_ok(tm_abs && timer_tai_ns[1] && abs_late >= 0 && abs_late < LEAP_WAKE_LATE_NS,
+				"leap: an absolute clockd timer on CLOCKD_REALTIME at 00:00:00.5 fired after the "
+				"repeated second");
+	}
+	if (tm_rel)
+		clockd_timer_delete(tm_rel);
+	if (tm_abs)
+		clockd_timer_delete(tm_abs);
+	tx.modes = ADJ_STATUS;
+	tx.status = 0;
+	adjtimex(&tx);
+	return all;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -653,7 +892,9 @@ int main(int argc, char **argv)
 		return !track(atoi(argv[2]));
 	if (strcmp(cmd, "phc") == 0 && (argc == 4 || argc == 5))
 		return phc(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if (strcmp(cmd, "leap") == 0 && argc == 2)
+		return !check_leap();
 	fprintf(stderr, "usage: clockd-check rate HZ SECONDS [IRQ] | fine SECONDS | advance SECONDS"
-		" | jiffies | toggle PULL N MS | pps PULL N | track SECONDS | phc DEV set|freq PPM|step NS\n");
+		" | jiffies | toggle PULL N MS | pps PULL N | track SECONDS | phc DEV set|freq PPM|step NS | leap\n");
 	return 2;
 }
