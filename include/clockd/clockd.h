@@ -105,7 +105,7 @@ extern "C" {
 #define CLOCKD_MONOTONIC_RAW ((clockid_t)(CLOCKD_CLOCK_BASE + 2))
 #define CLOCKD_REALTIME_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 3))
 #define CLOCKD_MONOTONIC_COARSE ((clockid_t)(CLOCKD_CLOCK_BASE + 4))
-/* Since 0.5: CLOCKD_REALTIME plus the kernel's TAI offset, both from one
+/* Since 0.4: CLOCKD_REALTIME plus the kernel's TAI offset, both from one
  * update of the page, so it never steps at a leap second (realtime repeats
  * 23:59:59, the offset goes up by one at the same instant). EINVAL from a
  * daemon that does not publish the offset (<clockd/page.h>: no
@@ -221,7 +221,7 @@ struct clockd_status {
 	char page_path[256];
 	/* since 0.4 */
 	uint64_t extrapolate_ns; /* fine reads extrapolate this long past an update */
-	/* since 0.5: the kernel's leap second state, as the daemon follows it */
+	/* since 0.4: the kernel's leap second state, as the daemon follows it */
 	uint32_t leap;       /* CLOCKD_LEAP_* of <clockd/page.h>: NONE, INSERT or */
 			     /* DELETE at the end of the UTC day, | KNOWN; 0: an */
 			     /* older daemon, nothing known */
