@@ -3,3 +3,12 @@
 # configuration, and the small ones).
 TESTS += tests/lifecycle/fullpage.sh
 EXTRA_DIST += tests/lifecycle/fullpage.sh
+
+# Programs against a private daemon (tests/libtimers/daemon.c).
+LIFECYCLE_TESTS = tests/lifecycle/latemax
+check_PROGRAMS += $(LIFECYCLE_TESTS)
+TESTS += $(LIFECYCLE_TESTS)
+LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
+LIFECYCLE_LDADD = tests/libtap.la src/libclockd/libclockd.la -lpthread
+tests_lifecycle_latemax_SOURCES = tests/lifecycle/latemax.c $(LIFECYCLE_COMMON)
+tests_lifecycle_latemax_LDADD = $(LIFECYCLE_LDADD)

@@ -62,6 +62,8 @@ struct tb_slot {
 			    * added to the overrun of its next FIRE */
 	uint8_t owing;
 	uint8_t kind;      /* enum tb_kind */
+	uint8_t past;      /* armed for a time already past: its first
+			    * expiry is not late by the time before the arm */
 };
 
 /* FIFO of records that found the delivery ring full. */

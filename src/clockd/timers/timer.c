@@ -172,6 +172,19 @@ static int arm_expiry(const struct timer_bases *tb, const struct timerrec *t, un
 	return 0;
 }
 
+/* Whether @exp had passed at the arm. Lateness counts from the expiry,
+ * or from the arm when it came after: an ARM for a deadline years ago
+ * is not a timer the base ran years late (clockctl timers once showed a
+ * late max of 759384032 s). */
+static bool arm_past(const struct timer_bases *tb, unsigned kind, uint64_t exp)
+{
+	uint64_t now;
+
+	if (kind == TB_JIFFIES)
+		return exp < tb->p.clock.jiffies(tb->p.clock.ctx);
+	return clock_now(tb, kind, &now) == 0 && exp < now;
+}
+
 /* ARM: a pending timer is moved (the kernel's mod_timer). On failure the
  * timer is left not pending, as the ERROR record says. */
 static void arm(struct tb_cc *cc, const struct timerrec *t)
@@ -203,6 +216,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 		return;
 	}
 	s->kind = (uint8_t)kind;
+	s->past = arm_past(b->tb, kind, exp);
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	s->folded = 0;
@@ -395,7 +409,8 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	}
 	/* Lateness: from when the page reached @exp, estimated back from the
 	 * tick that made us run. */
-	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	tb_hist_add(b, !s->past && kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	s->past = 0;
 	fire(s, exp, overrun);
 	/* A tick can make thousands of jiffies timers due (a client that
 	 * keeps its whole quota a few ticks ahead): an ns timer that comes
@@ -478,7 +493,8 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			s->kind = TB_NONE;
 			pending_dec(s->cc);
 		}
-		tb_hist_add(b, now > exp ? now - exp : 0);
+		tb_hist_add(b, !s->past && now > exp ? now - exp : 0);
+		s->past = 0;
 		fire(s, exp, overrun);
 	}
 }
