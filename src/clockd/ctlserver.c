@@ -278,6 +278,12 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 			log_repeat(&s->client_errors, LOG_WARNING, false,
 				   "control: pid %ld uid %lu: cannot make a timer client: %s (further failures "
 				   "are only counted)", (long)c->pid, (unsigned long)c->uid, strerror(err));
+		/* The daemon's descriptors ran out, not the client's: EMFILE
+		 * would tell it to close some of its own. A resource the
+		 * daemon lacks for now is EAGAIN (POSIX's errno for it). */
+		if (err == EMFILE || err == ENFILE)
+			return send_error(c->fd, req->seq, EAGAIN, CTL_HELLO,
+					  "the daemon is out of descriptors (%s); try again later", strerror(err));
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
