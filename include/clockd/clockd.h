@@ -394,8 +394,11 @@ void clockd_mdelay(unsigned long ms);
  *            one there hung up before answering)
  *   EACCES   the socket is not ours to use
  *   ENXIO    the daemon runs no timers on that CPU
- *   EDQUOT   this process has as many timers armed as its quota allows,
- *            or the daemon refused the connection (too many clients)
+ *   EAGAIN   a resource limit: this process has as many timers armed as
+ *            client_max_timers allows, or the daemon refused the
+ *            connection (too many clients, out of descriptors); past its
+ *            user's max_timers_per_user the daemon refuses the arm, and
+ *            the timer's next call reports EAGAIN (not pending)
  *   EBUSY    the call needs the timer not pending (clockd_add_timer*), or
  *            clockd_fd() after the first timer call
  *   EDEADLK  clockd_del_timer_sync() or clockd_timer_delete() from the

@@ -201,8 +201,10 @@ static int recv_ack(int sock, struct ctl_hello_ack *ack, int *fds)
 	}
 	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ctl_decode(buf, (size_t)len, NULL, &m, NULL, 0) < 0)
 		goto err_proto;
+	/* A quota of the daemon's (too many clients) is a resource limit:
+	 * EAGAIN, as POSIX has timer_create and timer_settime say. */
 	if (m.type == CTL_ERROR && nfds == 0)
-		return -m.u.error.errno_code;
+		return m.u.error.errno_code == EDQUOT ? -EAGAIN : -m.u.error.errno_code;
 	if (m.type != CTL_HELLO_ACK || m.u.hello_ack.version != CTL_VERSION)
 		goto err_proto;
 	*ack = m.u.hello_ack;

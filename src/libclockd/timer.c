@@ -151,7 +151,7 @@ static int id_alloc(struct lib_tcore *core)
 	while (low_word < words && freemap[low_word] == 0)
 		low_word++;
 	if (low_word == words)
-		return -EDQUOT;
+		return -EAGAIN; /* POSIX's errno for a resource limit */
 	core->id = low_word * 64 + (uint32_t)__builtin_ctzll(freemap[low_word]);
 	freemap[low_word] &= freemap[low_word] - 1;
 	slots[core->id].owner = core;
@@ -242,7 +242,9 @@ static unsigned table_rearm(struct lib_conn *c)
 		if (k < 0)
 			k = lib_conn_index(c, -1); /* that CPU is not served now */
 		rec.clock = core->clock;
-		rec.flags = core->flags;
+		/* Armed under the previous daemon: the new one lets it past
+		 * max_timers_per_user that a newcomer may have filled. */
+		rec.flags = core->flags | CTL_ARM_REARM;
 		rec.expires = core->expires;
 		rec.period = core->period;
 		rec.gen = ++slots[id].gen;
@@ -407,7 +409,7 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	if (r.op == TREC_ERROR || !core->periodic)
 		core->pending = 0;
 	if (r.op == TREC_ERROR) {
-		core->err = r.error;
+		core->err = r.error == EDQUOT ? EAGAIN : r.error;
 		lib_core_release(core);
 		lib_tlock_unlock();
 		return 0;

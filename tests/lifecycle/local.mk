@@ -5,10 +5,12 @@ TESTS += tests/lifecycle/fullpage.sh
 EXTRA_DIST += tests/lifecycle/fullpage.sh
 
 # Programs against a private daemon (tests/libtimers/daemon.c).
-LIFECYCLE_TESTS = tests/lifecycle/latemax
+LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota
 check_PROGRAMS += $(LIFECYCLE_TESTS)
 TESTS += $(LIFECYCLE_TESTS)
 LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
 LIFECYCLE_LDADD = tests/libtap.la src/libclockd/libclockd.la -lpthread
 tests_lifecycle_latemax_SOURCES = tests/lifecycle/latemax.c $(LIFECYCLE_COMMON)
 tests_lifecycle_latemax_LDADD = $(LIFECYCLE_LDADD)
+tests_lifecycle_quota_SOURCES = tests/lifecycle/quota.c $(LIFECYCLE_COMMON)
+tests_lifecycle_quota_LDADD = $(LIFECYCLE_LDADD)

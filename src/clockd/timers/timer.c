@@ -121,6 +121,27 @@ static void pending_dec(struct tb_cc *cc)
 {
 	cc->npending--;
 	tb_stat_set(&cc->st.pending, cc->npending);
+	__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
+}
+
+/* One more pending timer for @cc's user, counted when armed (not a share
+ * reserved per client: max_clients_per_user processes can each arm
+ * timers). False when its clients have max_timers_per_user pending: the
+ * ARM gets EAGAIN, POSIX's errno for a resource limit. A reconnecting
+ * client's re-arm early after the start is let through (internal.h). */
+static bool user_take(struct tb_cc *cc, const struct timerrec *t)
+{
+	const struct timer_bases *tb = cc->base->tb;
+	uint64_t *armed = &cc->client->user->armed;
+	uint64_t max = tb->p.max_timers_per_user;
+
+	if (__atomic_add_fetch(armed, 1, __ATOMIC_RELAXED) <= max || !max)
+		return true;
+	if ((t->flags & CTL_ARM_REARM) &&
+	    (uint64_t)kclock_ns(CLOCK_MONOTONIC) - tb->start_kns < TB_REARM_GRACE_NS)
+		return true;
+	__atomic_fetch_sub(armed, 1, __ATOMIC_RELAXED);
+	return false;
 }
 
 /* Disarm @s wherever it is pending and void its undelivered record. */
@@ -207,10 +228,15 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 		tb_deliver_error(cc, t->timer_id, t->gen, -r);
 		return;
 	}
+	if (!user_take(cc, t)) {
+		tb_deliver_error(cc, t->timer_id, t->gen, EAGAIN);
+		return;
+	}
 	memset(&s->u, 0, sizeof(s->u));
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+		__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
 		oom_note(cc, "the deadline heap");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;

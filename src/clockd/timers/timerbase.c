@@ -496,6 +496,7 @@ int timer_bases_start(struct timer_bases **out, const struct tb_params *p)
 	tb->jiffy_ns = (1000000000u + p->hz - 1) / p->hz;
 	tb->tick_jiffies = jiffies;
 	tb->tick_kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	tb->start_kns = tb->tick_kns;
 	for (unsigned cpu = 0; cpu < TIMER_SHM_MAX_CPUS && r == 0; cpu++) {
 		if (!(p->cpu_mask >> cpu & 1))
 			continue;
