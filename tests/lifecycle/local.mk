@@ -5,7 +5,7 @@ TESTS += tests/lifecycle/fullpage.sh
 EXTRA_DIST += tests/lifecycle/fullpage.sh
 
 # Programs against a private daemon (tests/libtimers/daemon.c).
-LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota
+LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota tests/lifecycle/hotplug
 check_PROGRAMS += $(LIFECYCLE_TESTS)
 TESTS += $(LIFECYCLE_TESTS)
 LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
@@ -14,3 +14,5 @@ tests_lifecycle_latemax_SOURCES = tests/lifecycle/latemax.c $(LIFECYCLE_COMMON)
 tests_lifecycle_latemax_LDADD = $(LIFECYCLE_LDADD)
 tests_lifecycle_quota_SOURCES = tests/lifecycle/quota.c $(LIFECYCLE_COMMON)
 tests_lifecycle_quota_LDADD = $(LIFECYCLE_LDADD)
+tests_lifecycle_hotplug_SOURCES = tests/lifecycle/hotplug.c $(LIFECYCLE_COMMON)
+tests_lifecycle_hotplug_LDADD = $(LIFECYCLE_LDADD)

@@ -155,6 +155,7 @@ struct tb_base {
 	unsigned cpu;
 	pthread_t thread;
 	bool started;      /* the thread was created */
+	bool cpu_away;     /* the thread's own: off its CPU (hotplug) */
 	int wake_efd, tfd, epfd;
 	/* start-up handshake */
 	int start_state;   /* 0 running set-up, 1 ready, -1 failed */
