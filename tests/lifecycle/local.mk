@@ -5,7 +5,8 @@ TESTS += tests/lifecycle/fullpage.sh
 EXTRA_DIST += tests/lifecycle/fullpage.sh
 
 # Programs against a private daemon (tests/libtimers/daemon.c).
-LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota tests/lifecycle/hotplug
+LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota tests/lifecycle/hotplug \
+	tests/lifecycle/rateback
 check_PROGRAMS += $(LIFECYCLE_TESTS)
 TESTS += $(LIFECYCLE_TESTS)
 LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
@@ -16,3 +17,5 @@ tests_lifecycle_quota_SOURCES = tests/lifecycle/quota.c $(LIFECYCLE_COMMON)
 tests_lifecycle_quota_LDADD = $(LIFECYCLE_LDADD)
 tests_lifecycle_hotplug_SOURCES = tests/lifecycle/hotplug.c $(LIFECYCLE_COMMON)
 tests_lifecycle_hotplug_LDADD = $(LIFECYCLE_LDADD)
+tests_lifecycle_rateback_SOURCES = tests/lifecycle/rateback.c $(LIFECYCLE_COMMON)
+tests_lifecycle_rateback_LDADD = $(LIFECYCLE_LDADD)
