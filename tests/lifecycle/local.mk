@@ -6,7 +6,7 @@ EXTRA_DIST += tests/lifecycle/fullpage.sh
 
 # Programs against a private daemon (tests/libtimers/daemon.c).
 LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota tests/lifecycle/hotplug \
-	tests/lifecycle/rateback
+	tests/lifecycle/rateback tests/lifecycle/emfile
 check_PROGRAMS += $(LIFECYCLE_TESTS)
 TESTS += $(LIFECYCLE_TESTS)
 LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
@@ -19,3 +19,5 @@ tests_lifecycle_hotplug_SOURCES = tests/lifecycle/hotplug.c $(LIFECYCLE_COMMON)
 tests_lifecycle_hotplug_LDADD = $(LIFECYCLE_LDADD)
 tests_lifecycle_rateback_SOURCES = tests/lifecycle/rateback.c $(LIFECYCLE_COMMON)
 tests_lifecycle_rateback_LDADD = $(LIFECYCLE_LDADD)
+tests_lifecycle_emfile_SOURCES = tests/lifecycle/emfile.c $(LIFECYCLE_COMMON)
+tests_lifecycle_emfile_LDADD = $(LIFECYCLE_LDADD)
