@@ -16,6 +16,7 @@
  * Reconnecting (clockd.h, "Daemon restarts"): see reconnect_thread().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -811,13 +812,50 @@ int lib_conn_serve(struct lib_conn *c, int k)
 	return 0;
 }
 
-/* A forked child shares the parent's socket and rings but not its
- * threads: it forgets them (leaving them mapped) and connects anew. */
+/*
+ * fork() without exec. The child has none of the parent's threads, and
+ * POSIX says timers are not inherited: it closes its copies of the
+ * parent's socket, eventfds and epoll instance and unmaps the rings (a
+ * child holding the socket kept the daemon from seeing the parent exit,
+ * and one sharing the epoll instance made the parent's loop spin), and
+ * starts with no timer pending and no connection. A clockd_fd() loop
+ * keeps its descriptor number, on an epoll instance of its own (dup3),
+ * so that the child's loop goes on; the child of a thread-mode parent may
+ * choose clockd_fd(). lib_tlock is held across fork() (prepare, parent)
+ * so that the child's copy of the state is not half-updated.
+ */
+static void before_fork(void)
+{
+	lib_tlock_lock();
+}
+
+static void after_fork_parent(void)
+{
+	lib_tlock_unlock();
+}
+
 static void after_fork_child(void)
 {
 	lib_tlock_after_fork_child();
 	pthread_mutex_init(&dispatch_lock, NULL);
+	/* Our copies only: shutdown() would end the parent's connection
+	 * too. A connection already lost but still held by a parent's
+	 * thread keeps its descriptors here (the daemon saw it go). */
+	if (cur)
+		conn_free(cur);
 	cur = NULL;
+	if (epoll_fd >= 0) {
+		int fresh = epoll_create1(EPOLL_CLOEXEC);
+
+		if (fresh < 0 || dup3(fresh, epoll_fd, O_CLOEXEC) < 0) {
+			/* Never the parent's instance: clockd_fd() makes one. */
+			close(epoll_fd);
+			epoll_fd = -1;
+		}
+		if (fresh >= 0)
+			close(fresh);
+	}
+	timers_used = epoll_fd >= 0;
 	if (ops)
 		ops->table_drop();
 	lost_report = false;
@@ -829,7 +867,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_init(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
 __attribute__((constructor)) static void conn_init(void)
