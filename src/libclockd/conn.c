@@ -708,17 +708,55 @@ struct thread_arg {
 
 /* Pair k's delivery thread, pinned to its CPU. Sleeps on the delivery
  * eventfd and the socket (whose hang-up means the daemon is gone). */
+/*
+ * CPU hotplug: when its CPU goes offline the kernel moves the thread and
+ * widens its affinity for good. A callback for CPU n never runs
+ * elsewhere: off its CPU the thread pins itself again, and while that
+ * fails (the CPU is away) it runs nothing and retries every
+ * HOTPLUG_RETRY_MS (the callbacks run late, on their CPU). Checked before
+ * each drain (sched_getcpu) and, after a sleep, against the affinity.
+ */
+#define HOTPLUG_RETRY_MS 100
+
+static bool on_cpu(int cpu, bool slept)
+{
+	cpu_set_t set;
+
+	if (sched_getcpu() == cpu) {
+		if (!slept || sched_getaffinity(0, sizeof(set), &set) < 0 ||
+		    (CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set)))
+			return true;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0 && sched_getcpu() == cpu;
+}
+
 static void *deliver_thread(void *p)
 {
 	struct thread_arg a = *(struct thread_arg *)p;
 	struct lib_cpu *pc = &a.c->pair[a.k];
-	bool dead = false;
+	bool dead = false, slept = false;
 
 	free(p);
 	while (!dead) {
+		if (!on_cpu(pc->cpu, slept)) {
+			slept = true;
+			if (wait_efd(a.c->sock, HOTPLUG_RETRY_MS, -1)) {
+				lib_tlock_lock();
+				lib_conn_lose(a.c);
+				lib_tlock_unlock();
+			}
+			lib_tlock_lock();
+			dead = a.c->dead;
+			lib_tlock_unlock();
+			continue;
+		}
+		slept = false;
 		if (drain(a.c, a.k) < 0)
 			break;
 		if (ring_prepare_wait(&pc->deliv)) {
+			slept = true;
 			if (wait_efd(a.c->sock, -1, pc->deliv_efd)) {
 				lib_tlock_lock();
 				lib_conn_lose(a.c);

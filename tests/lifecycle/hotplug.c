@@ -4,7 +4,8 @@
  * a periodic 5 ms timer on CPU 1 (CLOCKD_SIGEV_THREAD_CPU) runs while
  * CPU 1 goes offline for a second and comes back. Afterwards the daemon's
  * base thread for CPU 1 ("clockd-tb/1") is pinned to CPU 1 alone again,
- * and for two seconds every callback runs on CPU 1 (sched_getcpu). While
+ * and for two seconds every callback runs on CPU 1 (sched_getcpu), in
+ * the library's delivery thread pinned to CPU 1 alone again. While
  * CPU 1 is away its callbacks wait; none runs elsewhere after it is back.
  * The CPU is always put back online (also on a failed check).
  */
@@ -26,7 +27,7 @@
 #define NS 1000000000LL
 #define ONLINE "/sys/devices/system/cpu/cpu1/online"
 
-static uint64_t calls, elsewhere;
+static uint64_t calls, elsewhere, wide;
 static int counting;
 
 static void on_fire(union sigval v)
@@ -34,9 +35,14 @@ static void on_fire(union sigval v)
 	(void)v;
 	if (!__atomic_load_n(&counting, __ATOMIC_ACQUIRE))
 		return;
+	cpu_set_t set;
+
 	__atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
 	if (sched_getcpu() != 1)
 		__atomic_fetch_add(&elsewhere, 1, __ATOMIC_RELAXED);
+	/* The library's delivery thread: pinned to CPU 1 alone again. */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && (CPU_COUNT(&set) != 1 || !CPU_ISSET(1, &set)))
+		__atomic_fetch_add(&wide, 1, __ATOMIC_RELAXED);
 }
 
 static int set_online(int on)
@@ -132,7 +138,7 @@ int main(void)
 		printf("1..0 # SKIP CPU 1 cannot be taken offline here: %s\n", strerror(errno));
 		return 77;
 	}
-	tap_plan(4);
+	tap_plan(5);
 	td_sleep(NS);
 	tap_ok(set_online(1) == 0, "CPU 1 offline for 1 s, then online again");
 	/* Let both sides notice and pin again (they retry every 100 ms). */
@@ -148,6 +154,9 @@ int main(void)
 	       "every callback for CPU 1 ran on CPU 1 (%llu elsewhere of %llu)",
 	       (unsigned long long)__atomic_load_n(&elsewhere, __ATOMIC_RELAXED),
 	       (unsigned long long)__atomic_load_n(&calls, __ATOMIC_RELAXED));
+	tap_ok(__atomic_load_n(&wide, __ATOMIC_RELAXED) == 0,
+	       "the library's delivery thread for CPU 1 is pinned to CPU 1 again (%llu callbacks with a wider "
+	       "affinity)", (unsigned long long)__atomic_load_n(&wide, __ATOMIC_RELAXED));
 	clockd_timer_delete(id);
 	td_stop(SIGTERM);
 	return tap_done();
