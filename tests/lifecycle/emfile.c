@@ -53,7 +53,7 @@ int main(void)
 	if (n < 0 || prlimit((pid_t)st.pid, RLIMIT_NOFILE, NULL, &old) < 0) {
 		td_stop(SIGTERM);
 		printf("1..0 # SKIP cannot see or set the daemon's descriptor limit: %s\n", strerror(errno));
-		return 77;
+		return 0; /* the plan says skip (the TAP driver) */
 	}
 	tap_plan(3);
 	/* Its descriptors are numbered from 0: the highest is about n - 1. */

@@ -9,12 +9,12 @@
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root to mount a tiny tmpfs"
-	exit 77
+	exit 0
 fi
 mkdir "$T/full"
 if ! mount -t tmpfs -o size=4k,mode=0755 clockd-test "$T/full" 2>"$T/mount.err"; then
 	echo "1..0 # SKIP cannot mount a tmpfs here: $(cat "$T/mount.err")"
-	exit 77
+	exit 0
 fi
 umount_full() {
 	umount "$T/full" 2>/dev/null

@@ -59,7 +59,7 @@ int main(void)
 	if (pg->data[0].vclock_mode == CLOCKD_VCLOCK_NONE) {
 		td_stop(SIGTERM);
 		printf("1..0 # SKIP the counter cannot be read here: reads do not extrapolate\n");
-		return 77;
+		return 0; /* the plan says skip (the TAP driver) */
 	}
 	kill((pid_t)st.pid, SIGSTOP);
 	td_sleep(NS / 10); /* an update under way ends before the stop */
