@@ -47,3 +47,4 @@ include tests/sleep/local.mk
 include tests/stress/local.mk
 include tests/service/local.mk
 include tests/preload/local.mk
+include tests/lifecycle/local.mk

@@ -405,8 +405,11 @@ void clockd_mdelay(unsigned long ms);
  *            one there hung up before answering)
  *   EACCES   the socket is not ours to use
  *   ENXIO    the daemon runs no timers on that CPU
- *   EDQUOT   this process has as many timers armed as its quota allows,
- *            or the daemon refused the connection (too many clients)
+ *   EAGAIN   a resource limit: this process has as many timers armed as
+ *            client_max_timers allows, or the daemon refused the
+ *            connection (too many clients, out of descriptors); past its
+ *            user's max_timers_per_user the daemon refuses the arm, and
+ *            the timer's next call reports EAGAIN (not pending)
  *   EBUSY    the call needs the timer not pending (clockd_add_timer*), or
  *            clockd_fd() after the first timer call
  *   EDEADLK  clockd_del_timer_sync() or clockd_timer_delete() from the
@@ -523,9 +526,13 @@ int clockd_dispatch(void);
  * the control socket again (1 ms after the loss, then at doubling
  * intervals of at most 50 ms), and an arming call tries too; the first
  * daemon that serves it gets every pending timer armed again at its
- * original absolute expiry: jiffies timers in jiffies (the page never
- * lets jiffies run backward across a restart), POSIX timers in ns of their
- * clock. An expiry that passed meanwhile runs at once, never early; a
+ * original absolute expiry: POSIX timers in ns of their clock, jiffies
+ * timers in jiffies (the page never lets jiffies run backward across a
+ * restart), carried over in time when the new daemon runs at another HZ
+ * (converted to CLOCKD_MONOTONIC at the old HZ and back, rounded up).
+ * A timer pinned to a CPU (clockd_add_timer_on(), sev.cpu) that the new
+ * daemon does not serve is not moved: it stops being pending, its
+ * callback does not run, and its next call fails with ENXIO. An expiry that passed meanwhile runs at once, never early; a
  * periodic timer keeps its phase and counts the periods missed as
  * overruns (clockd_timer_getoverrun()). Timers armed, modified or
  * cancelled while disconnected take effect there (a cancelled one is not

@@ -61,7 +61,6 @@ struct ctlserver {
 	struct log_repeat flooders; /* clients disconnected for a message flood */
 	struct log_repeat oom;      /* allocations failing (main thread) */
 	struct log_repeat client_errors; /* a timer client could not be made */
-	struct log_repeat refused_timers; /* HELLO beyond max_timers_per_user */
 	int fd;
 	struct event *ev_listen, *ev_sweep;
 	struct conn *conns;
@@ -229,22 +228,15 @@ static bool conn_abusive(struct conn *c, int64_t now, bool refused)
 
 /* ---- requests: each returns 0 to keep the connection, -1 to close it ---- */
 
-/* The timer ids @c's HELLO gets: max_timers, or what its user's other
- * clients left of max_timers_per_user (0: none left, EDQUOT). */
-static uint32_t user_timer_quota(const struct conn *c)
+/* The timer ids a HELLO gets: max_timers, at most max_timers_per_user.
+ * Nothing is reserved: the bases count the timers a user's clients have
+ * armed against max_timers_per_user (timerbase.h), so that each of
+ * max_clients_per_user processes can arm some. */
+static uint32_t client_timer_ids(const struct ctlserver *s)
 {
-	const struct ctlserver *s = c->srv;
-	uint64_t used = 0;
-
-	if (!s->p.max_timers_per_user)
-		return s->p.max_timers;
-	for (const struct conn *t = s->conns; t; t = t->next)
-		if (t->tbc && t->uid == c->uid)
-			used += tb_client_max_timers(t->tbc);
-	if (used >= s->p.max_timers_per_user)
-		return 0;
-	return s->p.max_timers_per_user - used < s->p.max_timers ? (uint32_t)(s->p.max_timers_per_user - used)
-								 : s->p.max_timers;
+	if (s->p.max_timers_per_user && s->p.max_timers_per_user < s->p.max_timers)
+		return s->p.max_timers_per_user;
+	return s->p.max_timers;
 }
 
 static int do_hello(struct conn *c, const struct ctl_msg *req)
@@ -258,16 +250,7 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 
 	if (c->tbc)
 		return send_error(c->fd, req->seq, EALREADY, CTL_HELLO, "HELLO already done");
-	quota = user_timer_quota(c);
-	if (!quota) {
-		log_repeat(&s->refused_timers, LOG_NOTICE, false,
-			   "control: pid %ld uid %lu: HELLO refused, its user's clients hold all "
-			   "max_timers_per_user %" PRIu32 " timer ids (further refusals are only counted)",
-			   (long)c->pid, (unsigned long)c->uid, s->p.max_timers_per_user);
-		return send_error(c->fd, req->seq, EDQUOT, CTL_HELLO,
-				  "uid %lu's clients hold all %" PRIu32 " timers of max_timers_per_user",
-				  (unsigned long)c->uid, s->p.max_timers_per_user);
-	}
+	quota = client_timer_ids(s);
 	c->tbc = tb_client_new(s->tb, c->pid, c->uid, fds, MAX_HANDOVER_FDS, &nfds);
 	if (!c->tbc) {
 		int err = errno ? errno : ENOMEM;
@@ -278,6 +261,12 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 			log_repeat(&s->client_errors, LOG_WARNING, false,
 				   "control: pid %ld uid %lu: cannot make a timer client: %s (further failures "
 				   "are only counted)", (long)c->pid, (unsigned long)c->uid, strerror(err));
+		/* The daemon's descriptors ran out, not the client's: EMFILE
+		 * would tell it to close some of its own. A resource the
+		 * daemon lacks for now is EAGAIN (POSIX's errno for it). */
+		if (err == EMFILE || err == ENFILE)
+			return send_error(c->fd, req->seq, EAGAIN, CTL_HELLO,
+					  "the daemon is out of descriptors (%s); try again later", strerror(err));
 		return send_error(c->fd, req->seq, err, CTL_HELLO, "cannot make the client: %s",
 				  strerror(err));
 	}
@@ -665,9 +654,6 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 			     (int)(QUIET_NS / SEC_NS), s->p.max_msgs_per_sec);
 	log_repeat_end_quiet(&s->client_errors, QUIET_NS, "control: timer clients made again for %d s",
 			     (int)(QUIET_NS / SEC_NS));
-	log_repeat_end_quiet(&s->refused_timers, QUIET_NS,
-			     "control: no HELLO refused for %d s (max_timers_per_user %" PRIu32 ")",
-			     (int)(QUIET_NS / SEC_NS), s->p.max_timers_per_user);
 	accept_resume(s);
 	oom_sweep(s);
 }

@@ -37,8 +37,9 @@ struct ctlserver_params {
 	uint32_t max_clients_per_user; /* 0: no limit but max_clients */
 	uint32_t max_msgs_per_sec; /* per client */
 	uint32_t max_timers;       /* per client (HELLO_ACK, decode limits) */
-	uint32_t max_timers_per_user; /* the timer ids of one uid's clients together,
-				    * shared out at HELLO (0: no limit) */
+	uint32_t max_timers_per_user; /* a HELLO gets at most this many timer
+				    * ids; the bases count the armed ones
+				    * against it (0: no limit) */
 	uint32_t ring_slots;       /* HELLO_ACK */
 	gid_t stats_gid;           /* CLIENT_STATS shows its members (and root) every
 				    * client, others their own uid's; (gid_t)-1: none */

@@ -759,6 +759,7 @@ static void timers_start(struct clockd *cd)
 		.hz = cfg->hz,
 		.ring_slots = cfg->timer_ring_slots,
 		.max_timers = cfg->client_max_timers,
+		.max_timers_per_user = cfg->max_timers_per_user,
 		.lead_ns = cfg->timer_lead_ns,
 		.min_period_ns = (uint64_t)cfg->timer_min_period_us * 1000,
 		.max_expiries_per_sec = cfg->client_max_expiries_per_sec,

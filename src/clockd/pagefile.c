@@ -131,8 +131,18 @@ static int create_new(struct pagefile *pf)
 		log_warn("%s: cannot create a file beside it", pf->path);
 		return -1;
 	}
-	if (fchmod(pf->fd, 0644) < 0 || ftruncate(pf->fd, CLOCKD_PAGE_SIZE) < 0) {
-		log_warn("%s: cannot size the page", tmp);
+	if (fchmod(pf->fd, 0644) < 0) {
+		log_warn("%s: cannot set the page's mode", tmp);
+		goto err_unlink;
+	}
+	/* The page's blocks now, not at the first store through the map: a
+	 * full or quota-bound directory is this one error, not a SIGBUS
+	 * while writing the page (ftruncate would leave a sparse file). */
+	r = posix_fallocate(pf->fd, 0, CLOCKD_PAGE_SIZE);
+	if (r != 0) {
+		errno = r;
+		log_warn("%s: cannot reserve the page's %u bytes in its directory", pf->path,
+			 CLOCKD_PAGE_SIZE);
 		goto err_unlink;
 	}
 	if (lock_fd(pf) < 0 || map_fd(pf) < 0)

@@ -46,6 +46,7 @@ void params_from_config(const struct clockd_config *cfg, struct clockd_params *p
 		.extrapolate_max_s = cfg->extrapolate_max_s,
 		.stall_ticks = cfg->stall_ticks,
 		.source_recover_s = cfg->source_recover_s,
+		.max_rate_ppm = cfg->discipline_max_ppm,
 	};
 	p->tickthread = (struct tickthread_params){ .priority = cfg->tick_priority, .stall_ticks = cfg->stall_ticks };
 	p->ref = (struct ref_params){

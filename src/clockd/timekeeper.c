@@ -323,9 +323,29 @@ static void tk_compute_jiffies(struct timekeeper *tk)
 	tk->jiffies = tk->jiffies_base + tick_index(since > 0 ? (uint64_t)since : 0, tk->hz);
 }
 
-/* Where the clocks start: fresh from the kernel, or continuing a page. */
-static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, uint64_t wrap_after_s)
+/* How much faster than the kernel's, in ppm, the previous daemon's
+ * readers may have run while they extrapolated: its page's own rate
+ * against its counter's raw rate, or the largest correction this
+ * configuration allows, whichever is more, plus 0.1 % for the counter's
+ * raw rate against the kernel's. */
+static uint64_t restart_margin_ppm(const struct clockd_page_data *p, uint32_t max_rate_ppm)
 {
+	uint64_t ppm = max_rate_ppm;
+
+	if (p->raw_mult) {
+		uint64_t d = p->mult > p->raw_mult ? p->mult - p->raw_mult : 0;
+		uint64_t own = (uint64_t)(((unsigned __int128)d * 1000000u + p->raw_mult - 1) / p->raw_mult);
+
+		if (own > ppm)
+			ppm = own;
+	}
+	return ppm + 1000;
+}
+
+/* Where the clocks start: fresh from the kernel, or continuing a page. */
+static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, const struct tk_params *tp)
+{
+	uint64_t wrap_after_s = tp->jiffies_wrap_after;
 	const struct clockd_page *old = &pf->prev_header;
 	int64_t kmono = tk->kernel_mono_ns;
 	int64_t mono = kmono;
@@ -342,14 +362,17 @@ static void tk_start_epoch(struct timekeeper *tk, struct pagefile *pf, uint64_t 
 		int64_t gap = kmono - (int64_t)p->kernel_mono_ns;
 
 		/* Readers extrapolate from the last update for at most
-		 * extrapolate_ns (then they report ESTALE), at a rate within
-		 * 0.1 % of the kernel's: that much margin keeps every value
-		 * they saw behind the new start. */
+		 * extrapolate_ns (then they report ESTALE), at the page's
+		 * rate: a disciplined one up to discipline_max_ppm faster than
+		 * the kernel's. That much margin (restart_margin_ppm) keeps
+		 * every value they saw behind the new start. */
 		int64_t bound = (int64_t)(old->extrapolate_ns ? old->extrapolate_ns : old->stale_ns);
+		uint64_t ppm = restart_margin_ppm(p, tp->max_rate_ppm);
 
 		if (!pf->same_boot || gap < 0)
 			gap = bound;
-		gap += (gap < bound ? gap : bound) / 1000 + 1000;
+		gap += (int64_t)(((unsigned __int128)(uint64_t)(gap < bound ? gap : bound) * ppm + 999999) /
+				 1000000) + 1000;
 		mono = old_mono + gap;
 		base_set_ns(tk, &tk->raw, old_raw + gap);
 		generation = old->generation + 1;
@@ -400,7 +423,7 @@ int tk_init(struct timekeeper *tk, struct pagefile *pf, struct clocksource *cs, 
 	 * next good one corrects it. */
 	if (!kernel_wall_sample(&tk->kernel_wall_ns))
 		tk->kernel_wall_ns = kclock_ns(CLOCK_REALTIME) - kclock_ns(CLOCK_MONOTONIC);
-	tk_start_epoch(tk, pf, p->jiffies_wrap_after);
+	tk_start_epoch(tk, pf, p);
 	tk_compute_jiffies(tk);
 	/* A previous daemon whose jiffies counted a device may have run ahead
 	 * of time: jiffies never go back. */

@@ -42,6 +42,8 @@ struct tk_params {
 	uint32_t extrapolate_max_s;  /* readers' extrapolation bound, at most */
 	uint32_t stall_ticks;        /* tick periods the counter may stand still */
 	uint32_t source_recover_s;   /* probation of a faulted source; 0: none */
+	uint32_t max_rate_ppm;       /* discipline_max_ppm: the largest rate
+				      * correction, against the kernel's rate */
 };
 
 struct tk_base {

@@ -16,6 +16,7 @@
  * Reconnecting (clockd.h, "Daemon restarts"): see reconnect_thread().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -201,8 +202,10 @@ static int recv_ack(int sock, struct ctl_hello_ack *ack, int *fds)
 	}
 	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ctl_decode(buf, (size_t)len, NULL, &m, NULL, 0) < 0)
 		goto err_proto;
+	/* A quota of the daemon's (too many clients) is a resource limit:
+	 * EAGAIN, as POSIX has timer_create and timer_settime say. */
 	if (m.type == CTL_ERROR && nfds == 0)
-		return -m.u.error.errno_code;
+		return m.u.error.errno_code == EDQUOT ? -EAGAIN : -m.u.error.errno_code;
 	if (m.type != CTL_HELLO_ACK || m.u.hello_ack.version != CTL_VERSION)
 		goto err_proto;
 	*ack = m.u.hello_ack;
@@ -705,17 +708,55 @@ struct thread_arg {
 
 /* Pair k's delivery thread, pinned to its CPU. Sleeps on the delivery
  * eventfd and the socket (whose hang-up means the daemon is gone). */
+/*
+ * CPU hotplug: when its CPU goes offline the kernel moves the thread and
+ * widens its affinity for good. A callback for CPU n never runs
+ * elsewhere: off its CPU the thread pins itself again, and while that
+ * fails (the CPU is away) it runs nothing and retries every
+ * HOTPLUG_RETRY_MS (the callbacks run late, on their CPU). Checked before
+ * each drain (sched_getcpu) and, after a sleep, against the affinity.
+ */
+#define HOTPLUG_RETRY_MS 100
+
+static bool on_cpu(int cpu, bool slept)
+{
+	cpu_set_t set;
+
+	if (sched_getcpu() == cpu) {
+		if (!slept || sched_getaffinity(0, sizeof(set), &set) < 0 ||
+		    (CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set)))
+			return true;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0 && sched_getcpu() == cpu;
+}
+
 static void *deliver_thread(void *p)
 {
 	struct thread_arg a = *(struct thread_arg *)p;
 	struct lib_cpu *pc = &a.c->pair[a.k];
-	bool dead = false;
+	bool dead = false, slept = false;
 
 	free(p);
 	while (!dead) {
+		if (!on_cpu(pc->cpu, slept)) {
+			slept = true;
+			if (wait_efd(a.c->sock, HOTPLUG_RETRY_MS, -1)) {
+				lib_tlock_lock();
+				lib_conn_lose(a.c);
+				lib_tlock_unlock();
+			}
+			lib_tlock_lock();
+			dead = a.c->dead;
+			lib_tlock_unlock();
+			continue;
+		}
+		slept = false;
 		if (drain(a.c, a.k) < 0)
 			break;
 		if (ring_prepare_wait(&pc->deliv)) {
+			slept = true;
 			if (wait_efd(a.c->sock, -1, pc->deliv_efd)) {
 				lib_tlock_lock();
 				lib_conn_lose(a.c);
@@ -809,13 +850,50 @@ int lib_conn_serve(struct lib_conn *c, int k)
 	return 0;
 }
 
-/* A forked child shares the parent's socket and rings but not its
- * threads: it forgets them (leaving them mapped) and connects anew. */
+/*
+ * fork() without exec. The child has none of the parent's threads, and
+ * POSIX says timers are not inherited: it closes its copies of the
+ * parent's socket, eventfds and epoll instance and unmaps the rings (a
+ * child holding the socket kept the daemon from seeing the parent exit,
+ * and one sharing the epoll instance made the parent's loop spin), and
+ * starts with no timer pending and no connection. A clockd_fd() loop
+ * keeps its descriptor number, on an epoll instance of its own (dup3),
+ * so that the child's loop goes on; the child of a thread-mode parent may
+ * choose clockd_fd(). lib_tlock is held across fork() (prepare, parent)
+ * so that the child's copy of the state is not half-updated.
+ */
+static void before_fork(void)
+{
+	lib_tlock_lock();
+}
+
+static void after_fork_parent(void)
+{
+	lib_tlock_unlock();
+}
+
 static void after_fork_child(void)
 {
 	lib_tlock_after_fork_child();
 	pthread_mutex_init(&dispatch_lock, NULL);
+	/* Our copies only: shutdown() would end the parent's connection
+	 * too. A connection already lost but still held by a parent's
+	 * thread keeps its descriptors here (the daemon saw it go). */
+	if (cur)
+		conn_free(cur);
 	cur = NULL;
+	if (epoll_fd >= 0) {
+		int fresh = epoll_create1(EPOLL_CLOEXEC);
+
+		if (fresh < 0 || dup3(fresh, epoll_fd, O_CLOEXEC) < 0) {
+			/* Never the parent's instance: clockd_fd() makes one. */
+			close(epoll_fd);
+			epoll_fd = -1;
+		}
+		if (fresh >= 0)
+			close(fresh);
+	}
+	timers_used = epoll_fd >= 0;
 	if (ops)
 		ops->table_drop();
 	lost_report = false;
@@ -827,7 +905,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_init(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
 __attribute__((constructor)) static void conn_init(void)

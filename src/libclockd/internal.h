@@ -137,6 +137,8 @@ struct lib_tcore {
 	uint64_t period;
 	uint8_t clock;
 	uint8_t flags;
+	uint8_t pinned;    /* its CPU was asked for (add_timer_on, sev.cpu):
+			    * a daemon that no longer serves it fails it */
 };
 
 /* tlock.c: lib_tlock, and its condition (broadcast when a callback ends

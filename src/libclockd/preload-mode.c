@@ -214,17 +214,20 @@ static void note_switch(bool away, int err)
 /*
  * The largest value clamped clock @k could have had from the page when
  * the kernel's CLOCK_MONOTONIC read @kmono: its value at the last update,
- * plus the kernel's time since, plus 0.1 % and 1 us. A read extrapolates
- * from the last update for at most the page's stale limit, at the rate of
- * the daemon's counter; the margin covers a counter up to 0.1 % faster
- * than the kernel's (the daemon keeps the same margin when it continues a
- * page, timekeeper.c). A page not yet mapped gives 0.
+ * plus the kernel's time since, plus a margin and 1 us. A read
+ * extrapolates from the last update for at most the page's stale limit,
+ * at the page's rate: CLOCKD_MONOTONIC at its disciplined rate (mult, up
+ * to discipline_max_ppm from the counter's raw_mult), all of them at the
+ * counter's, taken to be within 0.1 % of the kernel's. The margin covers
+ * both (the daemon keeps the same one when it continues a page,
+ * timekeeper.c). A page not yet mapped gives 0.
  */
 static int64_t page_floor(int k, int64_t kmono)
 {
 	const struct clockd_page *pg = __atomic_load_n(&lib_page_ptr, __ATOMIC_ACQUIRE);
 	struct clockd_page_data d;
 	int64_t v, gap;
+	uint64_t ppm;
 
 	if (!pg)
 		return 0;
@@ -245,7 +248,11 @@ static int64_t page_floor(int k, int64_t kmono)
 	gap = kmono - lib_timens_mono_ns() - (int64_t)d.kernel_mono_ns;
 	if (gap < 0)
 		gap = 0;
-	return v + lib_timens_mono_ns() + gap + gap / 1000 + 1000;
+	ppm = 1000;
+	if (k != TR_RAW && d.raw_mult && d.mult > d.raw_mult)
+		ppm += (uint64_t)(((unsigned __int128)(d.mult - d.raw_mult) * 1000000u + d.raw_mult - 1) / d.raw_mult);
+	return v + lib_timens_mono_ns() + gap + (int64_t)(((unsigned __int128)(uint64_t)gap * ppm + 999999) / 1000000) +
+	       1000;
 }
 
 /* The calling thread moves the process to the kernel's clocks. */

@@ -119,6 +119,7 @@ CLOCKD_EXPORT int clockd_timer_create(clockid_t clock, const struct clockd_sigev
 	t->core.kind = LIB_TK_POSIX;
 	/* -1: the CPU of the first arm (or the lowest served), kept after. */
 	t->core.cpu = sev->cpu;
+	t->core.pinned = sev->cpu >= 0;
 	if (sev->notify == CLOCKD_SIGEV_FD) {
 		t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (t->efd < 0) {

@@ -151,7 +151,7 @@ static int id_alloc(struct lib_tcore *core)
 	while (low_word < words && freemap[low_word] == 0)
 		low_word++;
 	if (low_word == words)
-		return -EDQUOT;
+		return -EAGAIN; /* POSIX's errno for a resource limit */
 	core->id = low_word * 64 + (uint32_t)__builtin_ctzll(freemap[low_word]);
 	freemap[low_word] &= freemap[low_word] - 1;
 	slots[core->id].owner = core;
@@ -226,10 +226,70 @@ static int arm_later(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	return 0;
 }
 
+/*
+ * The page's jiffies clock (HZ, and jiffies_base at CLOCKD_MONOTONIC
+ * jiffies_epoch_ns) of the daemon the timers were armed on. A restarted
+ * daemon with another HZ starts a new jiffies epoch: a jiffies timer is
+ * carried over in time, not in ticks (a 3 s timer armed at HZ 1000 ran
+ * after 30 s at HZ 100), converted to CLOCKD_MONOTONIC at the old HZ and
+ * back at the new one, rounded up (never early).
+ */
+struct jmap {
+	uint32_t hz;
+	uint64_t base;
+	int64_t epoch;
+};
+
+static struct jmap armed_jmap; /* hz 0: none yet */
+
+static void jmap_read(struct jmap *m)
+{
+	int err;
+	const struct clockd_page *pg = lib_page(&err);
+
+	memset(m, 0, sizeof(*m));
+	if (!pg)
+		return;
+	m->hz = __atomic_load_n(&pg->hz, __ATOMIC_RELAXED);
+	m->base = __atomic_load_n(&pg->jiffies_base, __ATOMIC_RELAXED);
+	m->epoch = __atomic_load_n(&pg->jiffies_epoch_ns, __ATOMIC_RELAXED);
+	if (m->hz > 100000) /* CLOCKD_HZ_MAX: a page's word we cannot use */
+		m->hz = 0;
+}
+
+/* Absolute jiffies @j of @o as jiffies of @n: the first tick of @n at or
+ * after the time @j began under @o. */
+static uint64_t jiffies_carry(uint64_t j, const struct jmap *o, const struct jmap *n)
+{
+	/* Beyond ~500 years at HZ 1e5 the timer will not run in practice:
+	 * left alone rather than overflowed. */
+	const uint64_t far = 1ull << 50;
+	int64_t ns;
+	uint64_t d;
+
+	if (j <= o->base)
+		return n->base; /* before the old epoch: long due */
+	if (j - o->base > far)
+		return j;
+	/* Tick k of a page starts floor(k * 1e9 / hz) ns after its epoch
+	 * (tick_offset_ns); the first at or after d is ceil(d * hz / 1e9). */
+	ns = o->epoch + (int64_t)(((unsigned __int128)(j - o->base) * 1000000000u) / o->hz);
+	if (ns <= n->epoch)
+		return n->base;
+	d = (uint64_t)(ns - n->epoch);
+	return n->base + (uint64_t)(((unsigned __int128)d * n->hz + 999999999u) / 1000000000u);
+}
+
 static unsigned table_rearm(struct lib_conn *c)
 {
 	uint64_t served = 0;
 	unsigned lost = 0;
+	struct jmap now;
+	bool carry;
+
+	jmap_read(&now);
+	carry = armed_jmap.hz && now.hz &&
+		(armed_jmap.hz != now.hz || armed_jmap.base != now.base || armed_jmap.epoch != now.epoch);
 
 	for (uint32_t id = 0; id < nids && c == lib_conn_current(); id++) {
 		struct lib_tcore *core = slots[id].owner;
@@ -239,10 +299,23 @@ static unsigned table_rearm(struct lib_conn *c)
 		if (!core || !lib_core_pending(core))
 			continue;
 		k = lib_conn_index(c, core->cpu);
+		if (k < 0 && core->pinned) {
+			/* Its CPU is not served now: failed, not moved (a timer
+			 * pinned there never runs elsewhere). The timer's next
+			 * call says ENXIO, as arming it there now would. */
+			core->pending = 0;
+			core->err = ENXIO;
+			lib_core_release(core);
+			continue;
+		}
 		if (k < 0)
-			k = lib_conn_index(c, -1); /* that CPU is not served now */
+			k = lib_conn_index(c, -1); /* its CPU was the caller's */
+		if (carry && core->clock == CTL_CLOCK_JIFFIES)
+			core->expires = jiffies_carry(core->expires, &armed_jmap, &now);
 		rec.clock = core->clock;
-		rec.flags = core->flags;
+		/* Armed under the previous daemon: the new one lets it past
+		 * max_timers_per_user that a newcomer may have filled. */
+		rec.flags = core->flags | CTL_ARM_REARM;
 		rec.expires = core->expires;
 		rec.period = core->period;
 		rec.gen = ++slots[id].gen;
@@ -257,6 +330,8 @@ static unsigned table_rearm(struct lib_conn *c)
 		core->cpu = lib_conn_cpu(c, k);
 		served |= 1ull << k;
 	}
+	if (c == lib_conn_current())
+		armed_jmap = now;
 	for (int k = 0; served && c == lib_conn_current(); k++, served >>= 1)
 		if ((served & 1) && lib_conn_serve(c, k) < 0)
 			break; /* the next arming call starts it */
@@ -407,7 +482,7 @@ static int deliver_one(struct lib_conn *c, const struct timerrec *rp)
 	if (r.op == TREC_ERROR || !core->periodic)
 		core->pending = 0;
 	if (r.op == TREC_ERROR) {
-		core->err = r.error;
+		core->err = r.error == EDQUOT ? EAGAIN : r.error;
 		lib_core_release(core);
 		lib_tlock_unlock_fast();
 		return 0;
@@ -518,6 +593,10 @@ static int karm(struct clockd_timer *t, uint64_t expires, int cpu, bool busy)
 		return -err;
 	if (busy && was)
 		return -EBUSY;
+	/* add_timer_on() pins it; add_timer() leaves the CPU to the
+	 * caller's; mod_timer() keeps what it was. */
+	if (busy)
+		core->pinned = cpu >= 0;
 	err = lib_core_arm(core, cpu, &rec);
 	if (err < 0)
 		return err;

@@ -249,8 +249,8 @@ const struct config_key config_table[] = {
 	  "expiries (periodic or one-shot) one client gets per second on each CPU; the rest wait, "
 	  "periods folded into overruns (0: no limit)" },
 	{ "max_timers_per_user", CFG_UINT, "262144", 0, 1073741824, NULL, FIELD(max_timers_per_user),
-	  "timer ids of one user's clients together, shared out at HELLO (EDQUOT when none are "
-	  "left; 0: no limit)" },
+	  "timers one user's clients may have armed together, counted when armed (beyond: EAGAIN; "
+	  "0: no limit)" },
 	{ "client_max_msgs_per_sec", CFG_UINT, "1000", 1, 1000000, NULL, FIELD(client_max_msgs_per_sec),
 	  "control socket messages one client may send per second (burst the same)" },
 	{ "max_clients", CFG_UINT, "64", 1, 4096, NULL, FIELD(max_clients),

@@ -64,7 +64,7 @@
  *   HELLO: [min_version, max_version] does not hold 1         -EPROTO
  *   ARM:   timer_id >= lim->max_timers; cpu >= lim->ncpus;
  *          clock not a CTL_CLOCK_*; flags outside
- *          CTL_ARM_ABSTIME | CTL_ARM_PERIODIC;
+ *          CTL_ARM_FLAGS;
  *          ns clocks: expires or period > INT64_MAX;
  *          period 0 with PERIODIC, != 0 without it,
  *          < CTL_MIN_PERIOD_NS with PERIODIC on a ns clock    -EINVAL
@@ -137,7 +137,10 @@ enum ctl_clock {
 /* ARM.flags */
 #define CTL_ARM_ABSTIME 0x1u  /* expires is a time of the clock, else a delay */
 #define CTL_ARM_PERIODIC 0x2u /* re-arm every period after each expiry */
-#define CTL_ARM_FLAGS (CTL_ARM_ABSTIME | CTL_ARM_PERIODIC)
+/* A reconnecting client arms again what it had pending under the
+ * previous daemon: see max_timers_per_user in clockd.conf(5). */
+#define CTL_ARM_REARM 0x4u
+#define CTL_ARM_FLAGS (CTL_ARM_ABSTIME | CTL_ARM_PERIODIC | CTL_ARM_REARM)
 
 /* Bodies: host-order values, laid out as on the wire (see the table). */
 struct ctl_hello {

@@ -41,6 +41,27 @@ static int client_register(struct timer_bases *tb, struct tb_client *c)
 	return 0;
 }
 
+/* The count of @uid's armed timers, shared by its clients; NULL
+ * (ENOMEM). */
+static struct tb_user *user_get(struct timer_bases *tb, uid_t uid)
+{
+	struct tb_user *u;
+
+	for (u = tb->users; u; u = u->next)
+		if (u->uid == uid)
+			break;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return NULL;
+		u->uid = uid;
+		u->next = tb->users;
+		tb->users = u;
+	}
+	u->refs++;
+	return u;
+}
+
 struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, int *fds, unsigned maxfds,
 				unsigned *nfds)
 {
@@ -54,9 +75,11 @@ struct tb_client *tb_client_new(struct timer_bases *tb, pid_t pid, uid_t uid, in
 	c = tb_client_alloc(tb, pid, uid, &memfd);
 	if (!c)
 		return NULL;
-	if (client_register(tb, c) < 0) {
-		e = errno;
+	c->user = user_get(tb, uid);
+	if (!c->user || client_register(tb, c) < 0) {
+		e = c->user ? errno : ENOMEM;
 		close(memfd);
+		tb_user_put(tb, c->user);
 		tb_client_destroy(c);
 		errno = e;
 		return NULL;

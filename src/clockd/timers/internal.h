@@ -69,6 +69,8 @@ struct tb_slot {
 	uint8_t kind;      /* enum tb_kind */
 	uint8_t paid;      /* over its client's budget, it waits for a token
 			    * reserved for it (timer.c: budget_take) */
+	uint8_t past;      /* armed for a time already past: its first
+			    * expiry is not late by the time before the arm */
 };
 
 /* FIFO of records that found the delivery ring full. */
@@ -102,8 +104,25 @@ struct tb_cc {
 	struct tb_cc_stats st;
 };
 
+/* A user's timers armed on every base, against max_timers_per_user: made
+ * and freed by the main thread with its first and last client, counted
+ * by the bases (atomic). */
+struct tb_user {
+	struct tb_user *next;          /* timer_bases' list (main thread) */
+	uid_t uid;
+	unsigned refs;                 /* its clients (main thread) */
+	uint64_t armed;                /* atomic: its pending timers */
+};
+
+/* A reconnecting client's re-arms (CTL_ARM_REARM) may take a user past
+ * max_timers_per_user for this long after the bases start: the timers
+ * were armed within the quota under the previous daemon, and a process
+ * that started during the outage must not take their place. */
+#define TB_REARM_GRACE_NS (60 * NSEC_PER_SEC)
+
 struct tb_client {
 	struct tb_client *prev, *next; /* timer_bases' list (main thread) */
+	struct tb_user *user;
 	pid_t pid;
 	uid_t uid;
 	int broken;                    /* atomic: a base found it corrupt */
@@ -143,6 +162,7 @@ struct tb_base {
 	unsigned cpu;
 	pthread_t thread;
 	bool started;      /* the thread was created */
+	bool cpu_away;     /* the thread's own: off its CPU (hotplug) */
 	int wake_efd, tfd, epfd;
 	/* start-up handshake */
 	int start_state;   /* 0 running set-up, 1 ready, -1 failed */
@@ -187,6 +207,8 @@ struct timer_bases {
 	uint64_t tick_kns;       /* atomic: kernel CLOCK_MONOTONIC of it */
 	uint64_t jiffy_ns;       /* ns per jiffy, rounded up */
 	struct tb_client *clients;
+	struct tb_user *users;
+	uint64_t start_kns;      /* kernel CLOCK_MONOTONIC at the start */
 	struct tb_base base[];
 };
 
@@ -213,7 +235,9 @@ void tb_cmd_post(struct tb_base *b, struct tb_cmd *cmd);
 struct tb_client *tb_client_alloc(struct timer_bases *tb, pid_t pid, uid_t uid, int *memfd);
 /* Free everything of @c (no base refers to it). */
 void tb_client_destroy(struct tb_client *c);
-/* Unlink @c from @tb's clients and destroy it. */
+/* A user loses a client (NULL: none); the last one frees it. */
+void tb_user_put(struct timer_bases *tb, struct tb_user *u);
+/* Unlink @c from @tb's clients and destroy it (its user put). */
 void tb_client_release(struct timer_bases *tb, struct tb_client *c);
 
 /* deliver.c, run by the base thread. */

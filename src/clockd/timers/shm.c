@@ -133,8 +133,21 @@ err_destroy:
 	return NULL;
 }
 
+void tb_user_put(struct timer_bases *tb, struct tb_user *u)
+{
+	struct tb_user **pp;
+
+	if (!u || --u->refs)
+		return;
+	for (pp = &tb->users; *pp != u; pp = &(*pp)->next)
+		;
+	*pp = u->next;
+	free(u);
+}
+
 void tb_client_release(struct timer_bases *tb, struct tb_client *c)
 {
+	tb_user_put(tb, c->user);
 	if (c->prev)
 		c->prev->next = c->next;
 	else

@@ -127,6 +127,27 @@ static void pending_dec(struct tb_cc *cc)
 {
 	cc->npending--;
 	tb_stat_set(&cc->st.pending, cc->npending);
+	__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
+}
+
+/* One more pending timer for @cc's user, counted when armed (not a share
+ * reserved per client: max_clients_per_user processes can each arm
+ * timers). False when its clients have max_timers_per_user pending: the
+ * ARM gets EAGAIN, POSIX's errno for a resource limit. A reconnecting
+ * client's re-arm early after the start is let through (internal.h). */
+static bool user_take(struct tb_cc *cc, const struct timerrec *t)
+{
+	const struct timer_bases *tb = cc->base->tb;
+	uint64_t *armed = &cc->client->user->armed;
+	uint64_t max = tb->p.max_timers_per_user;
+
+	if (__atomic_add_fetch(armed, 1, __ATOMIC_RELAXED) <= max || !max)
+		return true;
+	if ((t->flags & CTL_ARM_REARM) &&
+	    (uint64_t)kclock_ns(CLOCK_MONOTONIC) - tb->start_kns < TB_REARM_GRACE_NS)
+		return true;
+	__atomic_fetch_sub(armed, 1, __ATOMIC_RELAXED);
+	return false;
 }
 
 /* Disarm @s wherever it is pending and void its undelivered record. */
@@ -178,6 +199,19 @@ static int arm_expiry(const struct timer_bases *tb, const struct timerrec *t, un
 	return 0;
 }
 
+/* Whether @exp had passed at the arm. Lateness counts from the expiry,
+ * or from the arm when it came after: an ARM for a deadline years ago
+ * is not a timer the base ran years late (clockctl timers once showed a
+ * late max of 759384032 s). */
+static bool arm_past(const struct timer_bases *tb, unsigned kind, uint64_t exp)
+{
+	uint64_t now;
+
+	if (kind == TB_JIFFIES)
+		return exp < tb->p.clock.jiffies(tb->p.clock.ctx);
+	return clock_now(tb, kind, &now) == 0 && exp < now;
+}
+
 /* ARM: a pending timer is moved (the kernel's mod_timer). On failure the
  * timer is left not pending, as the ERROR record says. */
 static void arm(struct tb_cc *cc, const struct timerrec *t)
@@ -200,15 +234,21 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 		tb_deliver_error(cc, t->timer_id, t->gen, -r);
 		return;
 	}
+	if (!user_take(cc, t)) {
+		tb_deliver_error(cc, t->timer_id, t->gen, EAGAIN);
+		return;
+	}
 	memset(&s->u, 0, sizeof(s->u));
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+		__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
 		oom_note(cc, "the deadline heap");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
 	}
 	s->kind = (uint8_t)kind;
+	s->past = arm_past(b->tb, kind, exp);
 	s->gen = t->gen;
 	s->period = t->flags & CTL_ARM_PERIODIC ? t->period : 0;
 	s->folded = 0;
@@ -426,7 +466,8 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	}
 	/* Lateness: from when the page reached @exp, estimated back from the
 	 * tick that made us run. */
-	tb_hist_add(b, kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	tb_hist_add(b, !s->past && kns > tick_kns - back ? kns - (tick_kns - back) : 0);
+	s->past = 0;
 	fire(s, exp, overrun);
 	/* Still over budget: its turn now (defer_early). */
 	if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kns) && !may_expire(s, kns, &when))
@@ -534,7 +575,8 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			s->kind = TB_NONE;
 			pending_dec(s->cc);
 		}
-		tb_hist_add(b, late);
+		tb_hist_add(b, s->past ? 0 : late);
+		s->past = 0;
 		fire(s, exp, overrun);
 		/* Still over budget: its turn now (defer_early). */
 		if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kmono) &&

@@ -294,20 +294,67 @@ static void handle_events(struct tb_base *b, const struct epoll_event *ev, int n
 			ring_cancel_wait(&cc->sub);
 }
 
+/*
+ * CPU hotplug: when its CPU goes offline, the kernel moves the thread
+ * elsewhere and widens its affinity, for good. A base runs no timer off
+ * its CPU: it waits, retrying every HOTPLUG_RETRY_MS, until it can pin
+ * itself there again (its timers run late meanwhile, never elsewhere),
+ * and says so once each way. Checked at every round (sched_getcpu, no
+ * system call) and, after a sleep, against the affinity (moved while
+ * asleep, it may wake on its CPU with the affinity wide). A round under
+ * way when the CPU goes finishes where the kernel put it.
+ */
+#define HOTPLUG_RETRY_MS 100
+
+static bool base_on_cpu(struct tb_base *b, bool slept)
+{
+	cpu_set_t set;
+	int r;
+
+	if (sched_getcpu() == (int)b->cpu) {
+		if (!slept || sched_getaffinity(0, sizeof(set), &set) < 0 ||
+		    (CPU_COUNT(&set) == 1 && CPU_ISSET(b->cpu, &set)))
+			return true;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(b->cpu, &set);
+	r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (r == 0 && sched_getcpu() == (int)b->cpu) {
+		if (b->cpu_away) {
+			log_notice("timer base %u: CPU %u is back; its timers run there again", b->cpu, b->cpu);
+			b->cpu_away = false;
+		}
+		return true;
+	}
+	if (!b->cpu_away) {
+		log_warnx("timer base %u: off CPU %u (offline?): %s; its timers wait until it is back",
+			  b->cpu, b->cpu, r ? strerror(r) : "moved");
+		b->cpu_away = true;
+	}
+	return false;
+}
+
 static void base_loop(struct tb_base *b)
 {
 	struct epoll_event ev[MAX_EVENTS];
-	bool clock_err;
+	bool clock_err, slept = false;
 	int n, timeout;
 
 	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
 		/* A run of client faults on needs a wake-up to be ended. */
 		bool faults = tb_log_sweep(b);
 
-		if (base_round(b, &clock_err))
+		if (!base_on_cpu(b, slept)) {
+			/* Commands still run (a client leaving waits for them);
+			 * no timer is expired and no ring drained here. */
+			run_commands(b);
+			timeout = HOTPLUG_RETRY_MS;
+		} else if (base_round(b, &clock_err)) {
 			timeout = 0;
-		else
+		} else {
 			timeout = b->nbacklog || clock_err ? 1 : faults ? 1000 : -1;
+		}
+		slept = timeout != 0;
 		n = epoll_wait(b->epfd, ev, MAX_EVENTS, timeout);
 		if (n < 0) {
 			if (errno != EINTR)
@@ -513,6 +560,7 @@ int timer_bases_start(struct timer_bases **out, const struct tb_params *p)
 	tb->jiffy_ns = (1000000000u + p->hz - 1) / p->hz;
 	tb->tick_jiffies = jiffies;
 	tb->tick_kns = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	tb->start_kns = tb->tick_kns;
 	for (unsigned cpu = 0; cpu < TIMER_SHM_MAX_CPUS && r == 0; cpu++) {
 		if (!(p->cpu_mask >> cpu & 1))
 			continue;

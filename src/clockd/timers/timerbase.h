@@ -61,6 +61,9 @@ struct tb_params {
 	uint32_t hz;
 	uint32_t ring_slots;  /* slots of each client ring, a power of two */
 	uint32_t max_timers;  /* per client: timer ids 0 .. max_timers - 1 */
+	uint64_t max_timers_per_user; /* pending timers of one uid's clients
+				       * on all bases (0: no limit); an ARM
+				       * beyond gets an EAGAIN record */
 	uint64_t lead_ns;     /* ns timers are expired this much early; the
 			       * client waits out the rest (timerrec.h) */
 	uint64_t min_period_ns;      /* a periodic ns timer's shortest period:
@@ -133,9 +136,12 @@ void tb_client_free(struct timer_bases *tb, struct tb_client *c);
  */
 int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_arm *arm, uint32_t gen);
 /* Main thread, before the client has its descriptors: its timer ids are
- * 0 .. @max_timers - 1 (at most the bases' max_timers; a user's share,
- * see max_timers_per_user). An ARM beyond: -EDQUOT from tb_client_arm, an
- * EINVAL record from the ring. */
+ * 0 .. @max_timers - 1 (at most the bases' max_timers). An ARM beyond:
+ * -EDQUOT from tb_client_arm, an EINVAL record from the ring. The
+ * timers its user's clients have pending count against
+ * tb_params.max_timers_per_user when armed: an ARM beyond is an EAGAIN
+ * record (a re-arm marked CTL_ARM_REARM is let through for
+ * TB_REARM_GRACE_NS after the start). */
 void tb_client_limit(struct tb_client *c, uint32_t max_timers);
 uint32_t tb_client_max_timers(const struct tb_client *c);
 int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);
