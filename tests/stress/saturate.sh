@@ -16,8 +16,7 @@ set -u
 BUDGET=$top_builddir/tests/stress/budget
 secs=${SATURATE_S:-5}
 if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (SCHED_FIFO timer threads, dmesg)"
-	exit 77
+	skip_all "needs root (SCHED_FIFO timer threads, dmesg)"
 fi
 private_dir saturate
 throttled() { dmesg 2>/dev/null | grep -c 'RT throttling'; }
@@ -48,5 +47,4 @@ ok $? "the daemon is live after the flood"
 kill "$pid"
 wait "$pid"
 ok $? "and stops cleanly"
-echo "1..$n"
-exit $failed
+finish
