@@ -89,8 +89,15 @@ void lib_tlock_broadcast(void)
 	pthread_cond_broadcast(&tcond);
 }
 
+/* The child of a fork() made with the lock held (conn.c's prepare
+ * handler): a fresh lock, and the forking thread's mask back, as the
+ * unlock would have put it; a child left with every signal blocked would
+ * pass that on through exec (a daemon started so never sees SIGTERM). */
 void lib_tlock_after_fork_child(void)
 {
+	sigset_t old = held_mask;
+
 	pthread_mutex_init(&tlock, NULL);
 	pthread_cond_init(&tcond, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -11,7 +11,11 @@
  *     loop does not spin (it shared the child's epoll instance: 1.35 M
  *     wake-ups in 3 s), and the child's timer is its own: pending there;
  *  3. the child of a thread-mode parent can use clockd_fd() (was EBUSY)
- *     and its timer fires through clockd_dispatch().
+ *     and its timer fires through clockd_dispatch();
+ *  4. the child has the forking thread's signal mask (the library holds
+ *     its lock across fork(), with every signal blocked: a child left so
+ *     passed the mask through exec, and a daemon it started never saw
+ *     SIGTERM).
  */
 #include <errno.h>
 #include <poll.h>
@@ -166,6 +170,30 @@ static int thread_parent(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 5;
 }
 
+/* After the library's fork handlers ran: 0 if the child's mask is the
+ * parent's. */
+static int same_mask(void)
+{
+	sigset_t before, after;
+	clockd_timer_t id;
+	pid_t kid;
+	int st;
+
+	if (arm(&id, CLOCKD_SIGEV_THREAD_CPU, 10000000) < 0)
+		return 1;
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	kid = fork();
+	if (kid == 0) {
+		pthread_sigmask(SIG_SETMASK, NULL, &after);
+		for (int sig = 1; sig < 32; sig++)
+			if (sigismember(&before, sig) != sigismember(&after, sig))
+				_exit(10 + sig);
+		_exit(0);
+	}
+	waitpid(kid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 5;
+}
+
 static int run(int (*fn)(void))
 {
 	pid_t p = fork();
@@ -184,7 +212,7 @@ int main(void)
 
 	td_init();
 	td_start(NULL);
-	tap_plan(4);
+	tap_plan(5);
 	if (pipe(pfd) < 0)
 		tap_bail("pipe: %s", strerror(errno));
 	parent = fork();
@@ -211,6 +239,9 @@ int main(void)
 	rc = run(thread_parent);
 	tap_ok(rc == 0, "the child of a thread-mode parent gets clockd_fd() and its timer fires (%d%s%s)", rc,
 	       rc > 64 ? ": " : "", rc > 64 ? strerror(rc - 64) : "");
+	rc = run(same_mask);
+	tap_ok(rc == 0, "the child of a process with timers has its parent's signal mask (%d%s)", rc,
+	       rc > 10 ? ": a signal blocked or unblocked" : "");
 	td_stop(SIGTERM);
 	return tap_done();
 }
