@@ -880,12 +880,25 @@ static void start_threads(struct clockd *cd)
 	timers_start(cd);
 }
 
+/* The mask we were started with is our parent's business, not ours: a
+ * parent that forked with signals blocked (a library holding a lock
+ * across fork()) would leave SIGTERM, SIGHUP and SIGINT blocked for good.
+ * Threads started later mask what they must themselves. */
+static void unblock_signals(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct clockd cd = { .ctl_fd = -1 };
 	bool check_only = false;
 
 	log_init("clockd", LOG_INFO);
+	unblock_signals();
 	parse_args(&cd, argc, argv, &check_only);
 	if (check_only) {
 		config_write(stdout, &cd.cfg);

@@ -46,3 +46,7 @@ EXTRA_DIST += tests/daemon/stall.sh tests/daemon/beyond.sh
 # report nothing.
 TESTS += tests/daemon/threads.sh
 EXTRA_DIST += tests/daemon/threads.sh
+
+# sigmask.sh: a daemon started with its stop signals blocked still stops.
+TESTS += tests/daemon/sigmask.sh
+EXTRA_DIST += tests/daemon/sigmask.sh
