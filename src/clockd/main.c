@@ -865,13 +865,14 @@ static void sched_settle(struct clockd *cd)
  * belong to the tick thread. */
 static void start_threads(struct clockd *cd)
 {
+	const struct tickthread_parts parts = {
+		.dv = &cd->dv, .tk = &cd->tk, .pf = &cd->pf, .ref = &cd->ref, .disc = &cd->disc, .ex = &cd->ex,
+	};
+
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu", cd->src_name, cd->tick_name,
 		 cd->cfg.hz, cd->cfg.page, (unsigned long long)cd->tk.jiffies);
 	notify_status(cd, "starting");
-	cd->tickthread.ref = &cd->ref;
-	cd->tickthread.disc = &cd->disc;
-	cd->tickthread.ex = &cd->ex;
-	if (tickthread_start(&cd->tickthread, &cd->p.tickthread, &cd->dv, &cd->tk, &cd->pf) < 0)
+	if (tickthread_start(&cd->tickthread, &cd->p.tickthread, &parts) < 0)
 		fatalx("%s: cannot start ticking", cd->cfg.page);
 	/* After the tick thread: it installs the wake-up signal both use. */
 	if (reference_start(&cd->ref) < 0)

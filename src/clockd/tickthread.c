@@ -252,22 +252,18 @@ static void *tickthread_main(void *arg)
 	return NULL;
 }
 
-int tickthread_start(struct tickthread *t, const struct tickthread_params *p, struct devices *dv, struct timekeeper *tk,
-		 struct pagefile *pf)
+int tickthread_start(struct tickthread *t, const struct tickthread_params *p, const struct tickthread_parts *parts)
 {
-	struct reference *ref = t->ref;
-	struct discipline *disc = t->disc;
-	struct exporter *ex = t->ex;
 	int r;
 
 	memset(t, 0, sizeof(*t));
-	t->ref = ref;
-	t->disc = disc;
-	t->ex = ex;
 	t->p = *p;
-	t->dv = dv;
-	t->tk = tk;
-	t->pf = pf;
+	t->dv = parts->dv;
+	t->tk = parts->tk;
+	t->pf = parts->pf;
+	t->ref = parts->ref;
+	t->disc = parts->disc;
+	t->ex = parts->ex;
 	pthread_mutex_init(&t->tb_lock, NULL);
 	if (wakeup_install() < 0)
 		return -1;
