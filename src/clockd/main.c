@@ -114,7 +114,10 @@ static void version(void)
 	printf("\nticks:");
 	for (size_t i = 0; tick_drivers[i]; i++)
 		printf(" %s", tick_drivers[i]->name);
-	printf("\nreferences: system none%s sim phc\n", tick_find("gpio") ? " gpio" : "");
+	printf("\nreferences: none");
+	for (size_t i = 0; reference_drivers[i]; i++)
+		printf(" %s", reference_drivers[i]->name);
+	printf("\n");
 #ifdef HAVE_LIBGPIOD
 	/* The library loaded at run time, which may be newer than the
 	 * headers it was built with, and the API the driver was built on. */
