@@ -41,7 +41,7 @@ static void set_synced(struct discipline *d, bool on)
 
 static void set_state(struct discipline *d, uint32_t s)
 {
-	struct tk_tracking *tr = &d->tk->track;
+	struct tk_tracking *tr = &d->track;
 
 	if (tr->state == s)
 		return;
@@ -54,6 +54,7 @@ static void set_state(struct discipline *d, uint32_t s)
 		tr->rms_offset_ns = tr->offset_ns < 0 ? -tr->offset_ns : tr->offset_ns;
 	}
 	tr->state = s;
+	tk_set_tracking(d->tk, tr);
 	set_synced(d, s == CLOCKD_DISC_LOCKED);
 }
 
@@ -64,10 +65,12 @@ void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefil
 	d->tk = tk;
 	d->pf = pf;
 	d->ref_name = ref->name;
-	tk->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
+	d->track.state = ref->name ? CLOCKD_DISC_UNLOCKED : CLOCKD_DISC_NONE;
+	tk_set_tracking(tk, &d->track);
 	/* Steps of the kernel's time (timekeeper.h): the reference's phase
 	 * wins over them, but for the kernel's own clock. */
-	tk->wall_follow = !ref->name || ref->drv->kernel ? TK_WALL_ALL : ref->drv->pps ? TK_WALL_SECONDS : TK_WALL_NONE;
+	tk_set_wall_follow(tk, !ref->name || ref->drv->kernel ? TK_WALL_ALL :
+			       ref->drv->pps ? TK_WALL_SECONDS : TK_WALL_NONE);
 	if (!ref->name)
 		return;
 	d->pps = ref->drv->pps;
@@ -594,7 +597,7 @@ static void steer(struct discipline *d, const struct disc_fit *fv, double x)
  * losing it takes four in a row over UNLOCK_NS. */
 static void lock_update(struct discipline *d, double x)
 {
-	uint32_t s = d->tk->track.state;
+	uint32_t s = d->track.state;
 
 	d->good = fabs(x) < LOCK_NS ? d->good + 1 : 0;
 	d->bad = fabs(x) > UNLOCK_NS ? d->bad + 1 : 0;
@@ -608,7 +611,7 @@ static void lock_update(struct discipline *d, double x)
 /* What clockctl tracking shows, as of the event at @stamp_ns. */
 static void publish(struct discipline *d, const struct disc_fit *fv, double x, int64_t stamp_ns)
 {
-	struct tk_tracking *tr = &d->tk->track;
+	struct tk_tracking *tr = &d->track;
 
 	d->ms_est = d->events == 1 ? x * x : d->ms_est + (x * x - d->ms_est) / 16;
 	d->resid_sd = fv->sd;
@@ -622,6 +625,7 @@ static void publish(struct discipline *d, const struct disc_fit *fv, double x, i
 	tr->rms_offset_ns = (int64_t)llround(sqrt(d->ms_est));
 	tr->skew_ppb = (int64_t)llround(fv->skew);
 	tr->error_bound_ns = bound(d, stamp_ns);
+	tk_set_tracking(d->tk, tr);
 }
 
 void discipline_event(struct discipline *d, const struct ref_event *ev)
@@ -637,7 +641,8 @@ void discipline_event(struct discipline *d, const struct ref_event *ev)
 		return;
 	corrections_to(d, ev->stamp_ns);
 	/* An event dropped is an event: the reference is not silent. */
-	d->tk->track.ref_mono_ns = ev->stamp_ns;
+	d->track.ref_mono_ns = ev->stamp_ns;
+	tk_set_tracking(d->tk, &d->track);
 	t = ((double)ev->stamp_ns - d->t0_ns) / NS;
 	o = measure(d, ev);
 	y = o - d->corr_ns;
@@ -673,7 +678,7 @@ static void holdover_enter(struct discipline *d)
 
 void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
 {
-	struct tk_tracking *tr = &d->tk->track;
+	struct tk_tracking *tr = &d->track;
 
 	if (!d->ref_name)
 		return;
@@ -688,6 +693,8 @@ void discipline_check(struct discipline *d, uint32_t ref_fault, int64_t now_ns)
 			set_state(d, CLOCKD_DISC_UNLOCKED);
 		}
 	}
-	if (d->last_stamp && (tr->state == CLOCKD_DISC_LOCKED || tr->state == CLOCKD_DISC_HOLDOVER))
+	if (d->last_stamp && (tr->state == CLOCKD_DISC_LOCKED || tr->state == CLOCKD_DISC_HOLDOVER)) {
 		tr->error_bound_ns = bound(d, now_ns);
+		tk_set_tracking(d->tk, tr);
+	}
 }

@@ -123,6 +123,7 @@ struct discipline {
 	unsigned good, bad, outliers_in_row;
 	uint64_t events, spurious, outliers;
 	bool clamp_logged, beyond_logged;
+	struct tk_tracking track;  /* what it publishes (tk_set_tracking) */
 };
 
 void discipline_init(struct discipline *d, struct timekeeper *tk, struct pagefile *pf,

@@ -30,7 +30,6 @@
 #include "clockd/devices.h"
 #include "clockd/discipline.h"
 #include "clockd/references/reference.h"
-#include "clockd/rtsched.h"
 #include "clockd/ticks/gpioline.h"
 #include "clockd/export.h"
 #include "clockd/pagefile.h"
@@ -85,7 +84,6 @@ struct clockd {
 	struct exporter ex;
 	struct timer_bases *tb;
 	struct ctlserver *srv;
-	struct rtsched_prio prio;  /* tick/timer_priority as rtsched_settle left them */
 };
 
 static void usage(FILE *out)
@@ -116,7 +114,10 @@ static void version(void)
 	printf("\nticks:");
 	for (size_t i = 0; tick_drivers[i]; i++)
 		printf(" %s", tick_drivers[i]->name);
-	printf("\nreferences: system none%s sim phc\n", tick_find("gpio") ? " gpio" : "");
+	printf("\nreferences: none");
+	for (size_t i = 0; reference_drivers[i]; i++)
+		printf(" %s", reference_drivers[i]->name);
+	printf("\n");
 #ifdef HAVE_LIBGPIOD
 	/* The library loaded at run time, which may be newer than the
 	 * headers it was built with, and the API the driver was built on. */
@@ -753,38 +754,23 @@ static uint64_t bases_jiffies(void *tk)
 static void timers_start(struct clockd *cd)
 {
 	const struct clockd_config *cfg = &cd->cfg;
-	struct tb_params tp = {
-		.clock = { .now_ns = bases_now_ns, .jiffies = bases_jiffies, .ctx = &cd->tk },
-		.priority = (int)cd->prio.timer,
-		.hz = cfg->hz,
-		.ring_slots = cfg->timer_ring_slots,
-		.max_timers = cfg->client_max_timers,
-		.max_timers_per_user = cfg->max_timers_per_user,
-		.lead_ns = cfg->timer_lead_ns,
-		.min_period_ns = (uint64_t)cfg->timer_min_period_us * 1000,
-		.max_expiries_per_sec = cfg->client_max_expiries_per_sec,
-	};
-	struct ctlserver_params sp = {
-		.path = cd->ctl_path,
-		.max_clients = cfg->max_clients,
-		.max_clients_per_user = cfg->max_clients_per_user,
-		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
-		.max_timers = cfg->client_max_timers,
-		.max_timers_per_user = cfg->max_timers_per_user,
-		.ring_slots = cfg->timer_ring_slots,
-		.stats_gid = cfg->stats_group[0] ? group_id("stats_group", cfg->stats_group) : (gid_t)-1,
-		.owns_path = cd->ctl_owned,
-	};
+	struct tb_params *tp = &cd->p.tb;
+	struct ctlserver_params *sp = &cd->p.srv;
 	char cpus[256];
 
-	if (timer_cpu_mask(cfg, &tp.cpu_mask) < 0)
+	sp->path = cd->ctl_path;
+	sp->owns_path = cd->ctl_owned;
+	if (cfg->stats_group[0])
+		sp->stats_gid = group_id("stats_group", cfg->stats_group);
+	tp->clock = (struct tb_clock){ .now_ns = bases_now_ns, .jiffies = bases_jiffies, .ctx = &cd->tk };
+	if (timer_cpu_mask(cfg, &tp->cpu_mask) < 0)
 		fatalx("timer_cpus %s: cannot start the timer bases", cfg->timer_cpus);
-	if (timer_bases_start(&cd->tb, &tp) < 0)
+	if (timer_bases_start(&cd->tb, tp) < 0)
 		fatalx("cannot start the timer bases; see the messages above");
 	tickthread_set_bases(&cd->tickthread, cd->tb);
-	cpu_mask_text(tp.cpu_mask, cpus, sizeof(cpus));
+	cpu_mask_text(tp->cpu_mask, cpus, sizeof(cpus));
 	/* ctlserver_adopt closes the fd on failure. */
-	if (ctlserver_adopt(&cd->srv, cd->base, cd->tb, &sp, cd->ctl_fd) < 0)
+	if (ctlserver_adopt(&cd->srv, cd->base, cd->tb, sp, cd->ctl_fd) < 0)
 		fatalx("control socket %s: cannot serve it; see the messages above", cd->ctl_path);
 	cd->ctl_fd = -1;
 	log_info("timers: bases on CPUs %s, control socket %s (max_clients %u, %u per user, %u msgs/s, "
@@ -852,27 +838,18 @@ static void open_clock(struct clockd *cd)
 	cd->tick_name = td->ops->name;
 }
 
-/* SCHED_FIFO for the tick and timer threads, or SCHED_OTHER with one
- * warning when this process may not (rtsched.h): after the privileges
- * drop, which decides it, and before the threads start. */
-static void sched_settle(struct clockd *cd)
-{
-	cd->prio = (struct rtsched_prio){ .tick = cd->cfg.tick_priority, .timer = cd->cfg.timer_priority };
-	rtsched_settle(&cd->prio);
-	cd->p.tickthread.priority = cd->prio.tick;
-}
-
 /* The threads: from tickthread_start on, the timekeeper and the devices
  * belong to the tick thread. */
 static void start_threads(struct clockd *cd)
 {
+	const struct tickthread_parts parts = {
+		.dv = &cd->dv, .tk = &cd->tk, .pf = &cd->pf, .ref = &cd->ref, .disc = &cd->disc, .ex = &cd->ex,
+	};
+
 	log_info("running: source %s, tick %s, HZ %u, page %s, jiffies %llu", cd->src_name, cd->tick_name,
 		 cd->cfg.hz, cd->cfg.page, (unsigned long long)cd->tk.jiffies);
 	notify_status(cd, "starting");
-	cd->tickthread.ref = &cd->ref;
-	cd->tickthread.disc = &cd->disc;
-	cd->tickthread.ex = &cd->ex;
-	if (tickthread_start(&cd->tickthread, &cd->p.tickthread, &cd->dv, &cd->tk, &cd->pf) < 0)
+	if (tickthread_start(&cd->tickthread, &cd->p.tickthread, &parts) < 0)
 		fatalx("%s: cannot start ticking", cd->cfg.page);
 	/* After the tick thread: it installs the wake-up signal both use. */
 	if (reference_start(&cd->ref) < 0)
@@ -915,7 +892,9 @@ int main(int argc, char **argv)
 	drop_privileges(&cd);
 	watchdog_setup(&cd);
 	setup_events(&cd);
-	sched_settle(&cd);
+	/* SCHED_FIFO for the tick and timer threads, or SCHED_OTHER with one
+	 * warning: the privileges dropped decide it. */
+	params_settle_sched(&cd.p);
 	start_threads(&cd);
 	/* Ready: the page is live (tickthread_start returned after the first
 	 * publication), the timer bases run and the control socket serves. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clockd/params.h"
+#include "clockd/rtsched.h"
 
 static struct sim_params sim_params(const struct clockd_config *cfg)
 {
@@ -68,4 +69,32 @@ void params_from_config(const struct clockd_config *cfg, struct clockd_params *p
 		.ntp_shm_mode = (unsigned)strtoul(cfg->ntp_shm_mode, NULL, 8),
 		.chrony_sock = cfg->chrony_sock,
 	};
+	p->tb = (struct tb_params){
+		.priority = (int)cfg->timer_priority,
+		.hz = cfg->hz,
+		.ring_slots = cfg->timer_ring_slots,
+		.max_timers = cfg->client_max_timers,
+		.max_timers_per_user = cfg->max_timers_per_user,
+		.lead_ns = cfg->timer_lead_ns,
+		.min_period_ns = (uint64_t)cfg->timer_min_period_us * 1000,
+		.max_expiries_per_sec = cfg->client_max_expiries_per_sec,
+	};
+	p->srv = (struct ctlserver_params){
+		.max_clients = cfg->max_clients,
+		.max_clients_per_user = cfg->max_clients_per_user,
+		.max_msgs_per_sec = cfg->client_max_msgs_per_sec,
+		.max_timers = cfg->client_max_timers,
+		.max_timers_per_user = cfg->max_timers_per_user,
+		.ring_slots = cfg->timer_ring_slots,
+		.stats_gid = (gid_t)-1,
+	};
+}
+
+void params_settle_sched(struct clockd_params *p)
+{
+	struct rtsched_prio prio = { .tick = p->tickthread.priority, .timer = (uint32_t)p->tb.priority };
+
+	rtsched_settle(&prio);
+	p->tickthread.priority = prio.tick;
+	p->tb.priority = (int)prio.timer;
 }

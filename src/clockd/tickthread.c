@@ -169,24 +169,12 @@ static void tickthread_export(struct tickthread *t, bool event)
 	export_sample(t->ex, clockd_ns, system_ns, valid, t->tk->leap.pending);
 }
 
-/*
- * CLOCKD_REALTIME - CLOCKD_MONOTONIC as published: both clocks advance
- * alike (rate changes included), so this moves only when realtime is
- * stepped: by the discipline (tk_step_real, published at the next update),
- * by a followed step of the kernel's wall clock, or by a source switch.
- */
-static int64_t tickthread_real_offset(const struct timekeeper *tk)
-{
-	return (tk->real.sec - tk->mono.sec) * (int64_t)NSEC_PER_SEC + (int64_t)(tk->real.snsec >> tk->shift) -
-	       (int64_t)(tk->mono.snsec >> tk->shift);
-}
-
 /* After each publication of the page: the timer bases expire jiffies
  * timers, and re-compute their realtime deadlines after a step (1 ns of
  * rounding between the two clocks' fractions is not a step). */
 static void tickthread_timers(struct tickthread *t)
 {
-	int64_t off = tickthread_real_offset(t->tk), d = off - t->real_offset_ns;
+	int64_t off = tk_real_offset_ns(t->tk), d = off - t->real_offset_ns;
 
 	t->real_offset_ns = off;
 	pthread_mutex_lock(&t->tb_lock);
@@ -257,29 +245,25 @@ static void *tickthread_main(void *arg)
 	if (t->dv->faulted)
 		pagefile_flags_set(t->pf, CLOCKD_PAGE_FAULT);
 	tk_update(t->tk, 0);
-	t->real_offset_ns = tickthread_real_offset(t->tk);
+	t->real_offset_ns = tk_real_offset_ns(t->tk);
 	sem_post(&t->ready);
 	tickthread_loop(t);
 	pagefile_release(t->pf);
 	return NULL;
 }
 
-int tickthread_start(struct tickthread *t, const struct tickthread_params *p, struct devices *dv, struct timekeeper *tk,
-		 struct pagefile *pf)
+int tickthread_start(struct tickthread *t, const struct tickthread_params *p, const struct tickthread_parts *parts)
 {
-	struct reference *ref = t->ref;
-	struct discipline *disc = t->disc;
-	struct exporter *ex = t->ex;
 	int r;
 
 	memset(t, 0, sizeof(*t));
-	t->ref = ref;
-	t->disc = disc;
-	t->ex = ex;
 	t->p = *p;
-	t->dv = dv;
-	t->tk = tk;
-	t->pf = pf;
+	t->dv = parts->dv;
+	t->tk = parts->tk;
+	t->pf = parts->pf;
+	t->ref = parts->ref;
+	t->disc = parts->disc;
+	t->ex = parts->ex;
 	pthread_mutex_init(&t->tb_lock, NULL);
 	if (wakeup_install() < 0)
 		return -1;

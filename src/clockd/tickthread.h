@@ -33,7 +33,7 @@ struct tickthread {
 	struct devices *dv;
 	struct timekeeper *tk;
 	struct pagefile *pf;
-	struct exporter *ex; /* NTP export, or NULL; set before tickthread_start */
+	struct exporter *ex; /* NTP export, or NULL */
 	int64_t last_export_ns; /* kernel CLOCK_MONOTONIC of the last sample */
 	pthread_t thread;
 	sem_t ready;
@@ -41,8 +41,8 @@ struct tickthread {
 	uint64_t errors;   /* consecutive device errors */
 	int64_t last_stamp_ns; /* device time stamp of the last accepted tick */
 	uint64_t spurious, missed; /* pulses, over the daemon's life */
-	struct reference *ref;     /* set before tickthread_start (it keeps them); */
-	struct discipline *disc;   /* ref->name NULL: no reference */
+	struct reference *ref;     /* ref->name NULL: no reference */
+	struct discipline *disc;
 	bool stop;         /* set by tickthread_stop (atomic) */
 	/* The timer bases, told of every page update and realtime step;
 	 * set by the main thread (tickthread_set_bases) while the thread runs,
@@ -52,12 +52,21 @@ struct tickthread {
 	int64_t real_offset_ns; /* CLOCKD_REALTIME - CLOCKD_MONOTONIC published */
 };
 
-/* Start the thread; returns once it owns the page and has published, or
- * failed (-1, logged). From here on the tick thread owns @dv, @tk and
- * t->ref, t->disc, t->ex (which the caller sets before; the other fields
- * are reset). */
-int tickthread_start(struct tickthread *t, const struct tickthread_params *p, struct devices *dv, struct timekeeper *tk,
-		 struct pagefile *pf);
+/* What the tick thread works on, set up by the caller. */
+struct tickthread_parts {
+	struct devices *dv;
+	struct timekeeper *tk;
+	struct pagefile *pf;
+	struct reference *ref;   /* ref->name NULL: no reference */
+	struct discipline *disc;
+	struct exporter *ex;     /* NTP export, or NULL */
+};
+
+/* Start the thread (@t is reset first); returns once it owns the page and
+ * has published, or failed (-1, logged). From here on the tick thread
+ * owns every part of @parts but the page (which it writes through
+ * pagefile.h). */
+int tickthread_start(struct tickthread *t, const struct tickthread_params *p, const struct tickthread_parts *parts);
 
 /* Main thread: from now on tell @tb (NULL: nobody) of each page update
  * (timer_bases_tick) and realtime step (timer_bases_clock_was_set).

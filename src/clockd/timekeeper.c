@@ -205,6 +205,11 @@ int64_t tk_mono_ns(const struct timekeeper *tk)
 	return base_ns(tk, &tk->mono);
 }
 
+int64_t tk_real_offset_ns(const struct timekeeper *tk)
+{
+	return base_ns(tk, &tk->real) - base_ns(tk, &tk->mono);
+}
+
 void tk_real_pair(const struct timekeeper *tk, int64_t *clockd_real_ns, int64_t *system_real_ns)
 {
 	*clockd_real_ns = base_ns(tk, &tk->real);
@@ -259,6 +264,16 @@ void tk_set_freq(struct timekeeper *tk, int64_t ppb)
 void tk_step_real(struct timekeeper *tk, int64_t ns)
 {
 	base_step(tk, &tk->real, ns);
+}
+
+void tk_set_tracking(struct timekeeper *tk, const struct tk_tracking *tr)
+{
+	tk->track = *tr;
+}
+
+void tk_set_wall_follow(struct timekeeper *tk, enum tk_wall_follow follow)
+{
+	tk->wall_follow = follow;
 }
 
 int64_t tk_real_at_cycles(const struct timekeeper *tk, uint64_t cycles)

@@ -87,7 +87,7 @@ struct timekeeper {
 	int64_t kernel_raw_ns;   /* kernel CLOCK_MONOTONIC_RAW, at start only */
 	int64_t kernel_wall_ns;  /* kernel REALTIME - MONOTONIC last followed */
 	uint64_t wall_steps;     /* kernel realtime steps followed */
-	enum tk_wall_follow wall_follow; /* set by the discipline */
+	enum tk_wall_follow wall_follow; /* tk_set_wall_follow (the discipline) */
 	uint64_t updates;
 	bool counted;            /* jiffies count device ticks (else follow time) */
 	int64_t stall_limit_ns;  /* stall_ticks periods */
@@ -103,7 +103,7 @@ struct timekeeper {
 	int64_t probe_slack_ns;  /* that read's bracket */
 	int64_t probe_still_ns;  /* kernel time the counter has not moved */
 	int64_t probe_good_ns;   /* kernel time it has behaved, without a break */
-	struct tk_tracking track; /* set by the discipline */
+	struct tk_tracking track; /* tk_set_tracking (the discipline) */
 	int64_t adj_ppb;         /* the discipline's rate correction applied */
 	struct leap leap;        /* the kernel's leap state, published with realtime */
 	char fault_why[128];     /* ... and what was seen */
@@ -147,12 +147,24 @@ int64_t tk_real_at(const struct timekeeper *tk, int64_t kernel_mono_ns);
 /* CLOCKD_REALTIME at counter value @cycles of the current source, read
  * after the last update (tick thread): exact, no kernel clock involved. */
 int64_t tk_real_at_cycles(const struct timekeeper *tk, uint64_t cycles);
+/* The discipline's state, published with the next update (tick thread),
+ * and how realtime follows the kernel's steps (set up before the tick
+ * thread starts). */
+void tk_set_tracking(struct timekeeper *tk, const struct tk_tracking *tr);
+void tk_set_wall_follow(struct timekeeper *tk, enum tk_wall_follow follow);
 
 /* A new tick device: jiffies now count its ticks (@counted) or follow
  * time, continuing from their current value. */
 void tk_set_tick(struct timekeeper *tk, const char *tick_name, bool counted);
 /* CLOCKD_MONOTONIC at the last update, ns. */
 int64_t tk_mono_ns(const struct timekeeper *tk);
+/*
+ * CLOCKD_REALTIME - CLOCKD_MONOTONIC as published, ns: both clocks advance
+ * alike (rate changes included), so this moves only when realtime is
+ * stepped: by the discipline (tk_step_real, published at the next update),
+ * by a followed step of the kernel's wall clock, or by a source switch.
+ */
+int64_t tk_real_offset_ns(const struct timekeeper *tk);
 /* CLOCKD_REALTIME at the last update and the kernel's CLOCK_REALTIME at
  * the same update (its CLOCK_MONOTONIC then plus the wall offset followed),
  * ns since the epoch: a pair for the NTP export. */

@@ -130,6 +130,37 @@ int timerrec_decode_deliv(const struct ring_rec *r, struct timerrec *out)
 	return 0;
 }
 
+uint8_t timerrec_op(const struct ring_rec *r)
+{
+	return (uint8_t)(r->word[0] & OP_MASK);
+}
+
+uint32_t timerrec_timer_id(const struct ring_rec *r)
+{
+	return (uint32_t)(r->word[0] >> 32);
+}
+
+uint32_t timerrec_gen(const struct ring_rec *r)
+{
+	return (uint32_t)(r->word[1] & GEN_MASK);
+}
+
+void timerrec_fire_fold(struct ring_rec *r, uint64_t expires, uint64_t more)
+{
+	r->word[2] = expires;
+	r->word[3] += more;
+}
+
+void timerrec_void(struct ring_rec *r)
+{
+	r->word[0] = 0;
+}
+
+bool timerrec_voided(const struct ring_rec *r)
+{
+	return r->word[0] == 0;
+}
+
 size_t timer_shm_region(uint32_t slots)
 {
 	size_t n = ring_mem_size(slots);

@@ -104,6 +104,26 @@ int timerrec_decode_sub(const struct ring_rec *r, const struct ctl_limits *lim, 
 /* Decode a delivery record (FIRE or ERROR); 0 or -EINVAL. */
 int timerrec_decode_deliv(const struct ring_rec *r, struct timerrec *out);
 
+/*
+ * Fields of an encoded record, without decoding or checking it (the daemon's
+ * bookkeeping of records it holds back for a full delivery ring, and the
+ * id and generation to name in the ERROR for a refused submission).
+ */
+uint8_t timerrec_op(const struct ring_rec *r);
+uint32_t timerrec_timer_id(const struct ring_rec *r);
+uint32_t timerrec_gen(const struct ring_rec *r);
+/*
+ * A FIRE still held back, folding in later expiries of its periodic timer:
+ * its expires becomes @expires and its overrun grows by @more.
+ */
+void timerrec_fire_fold(struct ring_rec *r, uint64_t expires, uint64_t more);
+/*
+ * Void a record held back (its timer was cancelled or re-armed): op 0 is
+ * none of enum timerrec_op, so a voided record is never delivered.
+ */
+void timerrec_void(struct ring_rec *r);
+bool timerrec_voided(const struct ring_rec *r);
+
 #define TIMER_SHM_MAGIC 0x6d6873746d6b6364ull /* "dckmtshm" */
 #define TIMER_SHM_VERSION 1u
 #define TIMER_SHM_HDR 4096u

@@ -71,6 +71,19 @@ run --version
 [ $st -eq 0 ] && grep -Eqx "clockd [0-9]+\.[0-9]+.*" "$T/out"
 ok $? "--version: exit 0, 'clockd VERSION'"
 
+# The references line comes from the driver table: every driver built in
+# (pps, the kernel PPS driver, was once left out), gpio with libgpiod only.
+refs=" $(sed -n 's/^references: //p' "$T/out") "
+ticks=" $(sed -n 's/^ticks: //p' "$T/out") "
+missing=
+for r in none system sim phc pps; do
+	case $refs in *" $r "*) ;; *) missing="$missing $r" ;; esac
+done
+case $ticks in *" gpio "*) want_gpio=1 ;; *) want_gpio=0 ;; esac
+case $refs in *" gpio "*) has_gpio=1 ;; *) has_gpio=0 ;; esac
+[ -z "$missing" ] && [ $want_gpio = $has_gpio ]
+ok $? "--version: references from the driver table:$refs(missing:${missing:- none})"
+
 run --no-such-option
 [ $st -eq 2 ] && grep -q "Usage" "$T/err"
 ok $? "an unknown option: exit 2, usage on stderr"

@@ -11,6 +11,8 @@
 #   - src/shared and the library never include the daemon's headers;
 #   - no two files of the daemon, of the library (libclockd-core) or of
 #     src/shared call each other, directly or round a loop.
+#   - a timer record's ring words are read and written by
+#     src/shared/timerrec.c alone: everyone else goes through its codec.
 src=${top_srcdir:-.}
 build=${top_builddir:-.}
 . "$src/tests/tap.sh"
@@ -125,5 +127,25 @@ out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|libclockd|cloc
 out=$(hits '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(clockd|clockctl)/' \
 	"$src"/src/libclockd/*.c "$src"/src/libclockd/*.h)
 [ -z "$out" ]; ok $? "src/libclockd includes no daemon or clockctl header" "$out"
+
+# 5. Wire formats only through their codecs: the words of a timer record
+# (struct ring_rec, shared/timerrec.h) are packed and unpacked in
+# src/shared/timerrec.c alone. ring_words FILE... prints the lines of
+# other files that index a record's words.
+ring_words() {
+	for f in "$@"; do
+		case $f in */src/shared/timerrec.c) continue ;; esac
+		grep -nHE '(->|\.)word[[:space:]]*\[' "$f" || true
+	done
+}
+
+printf 'void f(struct ring_rec *r) { timerrec_void(r); }\n' >"$tmp/clean.c"
+printf 'void f(struct ring_rec *r) {\n\tr->word[0] = 0;\n}\n' >"$tmp/planted.c"
+out=$(ring_words "$tmp/clean.c" "$tmp/planted.c")
+[ "$out" = "$tmp/planted.c:2:	r->word[0] = 0;" ]
+ok $? "the ring-word check finds a planted r->word[0] and nothing in a clean file" "$out"
+
+out=$(ring_words $(ls "$src"/src/*/*.[ch] "$src"/src/*/*/*.[ch] 2>/dev/null))
+[ -z "$out" ]; ok $? "no file but src/shared/timerrec.c touches a timer record's ring words" "$out"
 
 finish

@@ -8,7 +8,10 @@
 #include "shared/log.h"
 
 const struct ref_driver *const reference_drivers[] = {
+#ifdef HAVE_LIBGPIOD
+	/* On a GPIO line through libgpiod (ticks/gpio.c): built with it. */
 	&ref_gpio,
+#endif
 	&ref_phc,
 	&ref_kpps,
 	&ref_sim,

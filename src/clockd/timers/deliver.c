@@ -127,10 +127,10 @@ static void backlog_compact(struct tb_cc *cc)
 		struct ring_rec r = q->rec[i & mask];
 		struct tb_slot *s;
 
-		if (r.word[0] == 0)
+		if (timerrec_voided(&r))
 			continue;
-		s = tb_slot_get(cc, (uint32_t)(r.word[0] >> 32), false);
-		if ((r.word[0] & 0xff) == TREC_FIRE && s && s->owing && s->owed == i)
+		s = tb_slot_get(cc, timerrec_timer_id(&r), false);
+		if (timerrec_op(&r) == TREC_FIRE && s && s->owing && s->owed == i)
 			s->owed = to;
 		q->rec[to & mask] = r;
 		to++;
@@ -191,7 +191,7 @@ void tb_backlog_void(struct tb_cc *cc, struct tb_slot *s)
 {
 	if (!s->owing)
 		return;
-	cc->backlog.rec[s->owed & (cc->backlog.cap - 1)].word[0] = 0;
+	timerrec_void(&cc->backlog.rec[s->owed & (cc->backlog.cap - 1)]);
 	s->owing = 0;
 }
 
@@ -212,14 +212,14 @@ void tb_cc_flush(struct tb_cc *cc)
 		struct tb_slot *s;
 		int n = 0;
 
-		if (r->word[0] != 0) {
+		if (!timerrec_voided(r)) {
 			n = ring_push(&cc->deliv, r);
 			if (n < 0)
 				tb_cc_break(cc, "delivery ring");
 			if (n <= 0)
 				return;
 			cc->deliv_dirty = true;
-			s = tb_slot_get(cc, (uint32_t)(r->word[0] >> 32), false);
+			s = tb_slot_get(cc, timerrec_timer_id(r), false);
 			if (s && s->owing && s->owed == q->head)
 				s->owing = 0;
 		}

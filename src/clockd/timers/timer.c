@@ -86,8 +86,7 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 		/* Its previous record still waits: fold this expiry into it. */
 		struct ring_rec *old = &cc->backlog.rec[s->owed & (cc->backlog.cap - 1)];
 
-		old->word[2] = expires;
-		old->word[3] += 1 + overrun;
+		timerrec_fire_fold(old, expires, 1 + overrun);
 		overrun += 1;
 	} else {
 		t.expires = expires;
@@ -286,7 +285,7 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 	if (cc->broken)
 		return;
 	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
-		uint32_t id = (uint32_t)(r->word[0] >> 32);
+		uint32_t id = timerrec_timer_id(r);
 		struct tb_slot *s = tb_slot_get(cc, id, false);
 
 		log_debug("timer base %u: client pid %d: %s", cc->base->cpu, (int)cc->client->pid, why);
@@ -295,7 +294,7 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 			slot_stop(cc, s);
 			tb_backlog_void(cc, s);
 		}
-		tb_deliver_error(cc, id, (uint32_t)r->word[1], EINVAL);
+		tb_deliver_error(cc, id, timerrec_gen(r), EINVAL);
 		return;
 	}
 	if (t.op == TREC_ARM)
