@@ -15,10 +15,7 @@ set -u
 . "$top_srcdir/tests/stress/lib.sh"
 BUDGET=$top_builddir/tests/stress/budget
 secs=${SATURATE_S:-5}
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (SCHED_FIFO timer threads, dmesg)"
-	exit 77
-fi
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (SCHED_FIFO timer threads, dmesg)"
 private_dir saturate
 throttled() { dmesg 2>/dev/null | grep -c 'RT throttling'; }
 thr0=$(throttled)
