@@ -14,7 +14,9 @@ set -u
 . "$top_srcdir/tests/stress/lib.sh"
 BUDGET=$top_builddir/tests/stress/budget
 secs=${SATURATE_S:-5}
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (SCHED_FIFO timer threads, dmesg)"
+if [ "$(id -u)" -ne 0 ]; then
+	skip_all "needs root (SCHED_FIFO timer threads, dmesg)"
+fi
 private_dir saturate
 throttled() { dmesg 2>/dev/null | grep -c 'RT throttling'; }
 thr0=$(throttled)
