@@ -19,14 +19,21 @@ cd "$top_srcdir" || bail "cannot enter $top_srcdir"
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-comments.XXXXXX") || bail "mktemp failed"
 trap 'rm -rf "$T"' EXIT
 
-# The sources: tracked files in a checkout, the tarball's files otherwise.
+# The sources: tracked files in a checkout, the tarball's files otherwise
+# (but not a build directory: build-aux is the tarball's).
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -d .git ] || [ -f .git ]; then
 	git ls-files >"$T/files"
 else
-	find . -type f ! -path './build*' | sed 's|^\./||' >"$T/files"
+	find . -type f \( -path './build-aux/*' -o ! -path './build*' \) | sed 's|^\./||' >"$T/files"
 fi
-grep -E '\.(c|h)$' "$T/files" >"$T/c"
-grep -E '(\.sh|local\.mk|Makefile\.am|configure\.ac)$' "$T/files" >"$T/sh"
+# Scanned: our sources; in a tarball, not what configure made of one
+# (a file from its template: config.h, built in place, has autoheader's
+# comments) nor the Autotools' own scripts in build-aux (libtool's).
+awk 'NR == FNR { have[$0] = 1; next } !(($0 ".in") in have)' "$T/files" "$T/files" |
+	grep -vE '^build-aux/(ltmain\.sh|tap-driver\.sh|test-driver|compile|depcomp|install-sh|missing|ar-lib|config\.(guess|sub))$' \
+	>"$T/src"
+grep -E '\.(c|h)$' "$T/src" >"$T/c"
+grep -E '(\.sh|local\.mk|Makefile\.am|configure\.ac)$' "$T/src" >"$T/sh"
 
 # names FILE...: "FILE:LINE:NAME" for each file name in a C comment.
 c_names() {

@@ -24,8 +24,7 @@ if [ -z "$cc" ]; then
 fi
 # configure names g++ even when there is none: ask the compiler itself.
 if [ -z "$cxx" ] || ! echo 'int main() { return 0; }' | $cxx -x c++ -fsyntax-only - 2>/dev/null; then
-	echo "1..0 # SKIP no working C++ compiler (CXX='$cxx')"
-	exit 77
+	skip_all "no working C++ compiler (CXX='$cxx')"
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-headers.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT

@@ -221,6 +221,7 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 		if (att[i] == 0)
 			attacker(cpu, pfd[1]);
 	}
+	close(pfd[1]); /* an attacker gone without its counts is EOF, not a hang */
 	sleep(1); /* the attackers arm */
 	c0 = daemon_cpu_ns(daemon);
 	b0 = daemon_cpu_ns(busy);
@@ -233,10 +234,17 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 	kill(busy, SIGKILL);
 	waitpid(busy, &st, 0);
 	for (int i = 0; i < 2; i++) {
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+
 		kill(att[i], SIGTERM);
-		if (read(pfd[0], got, sizeof(got)) == (ssize_t)sizeof(got)) {
+		/* One that does not leave on SIGTERM (10 s, a loaded machine)
+		 * is killed: its counts are lost, the run ends. */
+		if (poll(&pf, 1, 10000) == 1 && read(pfd[0], got, sizeof(got)) == (ssize_t)sizeof(got)) {
 			sum[0] += got[0];
 			sum[1] += got[1];
+		} else {
+			fprintf(stderr, "budget: attacker %d: no counts 10 s after SIGTERM\n", (int)att[i]);
+			kill(att[i], SIGKILL);
 		}
 		waitpid(att[i], &st, 0);
 	}

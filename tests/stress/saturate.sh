@@ -7,8 +7,7 @@
 # seconds (5) after as many quiet (tests/stress/budget saturate). The
 # daemon's timer threads run SCHED_FIFO 30 (root): its budgets must keep
 # it at most 25% of a core, each busy loop keeps at least half of what it
-# had quiet (the issue asks 50% of a CPU: on a machine loaded by others the
-# loop does not have that to start with, so the figures are printed), and
+# had quiet (the issue asks 50% of a CPU), and
 # the kernel never logs "RT throttling" (the SCHED_FIFO threads never reach
 # its 95% limit). Root only: the FIFO threads and dmesg need it.
 set -u
@@ -34,9 +33,16 @@ flood=${4:-999}
 awk -v f="$flood" 'BEGIN { exit !(f <= 25) }'
 ok $? "the daemon while flooded: $flood% of a core (bound 25%; quiet ${2:-?}%)"
 shift 4
+# The loop's share is judged only on a CPU it had to itself quiet (80%):
+# on one that others' work loads, the quiet and the flooded windows see
+# different loads, and the figures are printed (bench/ is for figures).
 while [ $# -ge 3 ]; do
-	awk -v q="$2" -v f="$3" 'BEGIN { exit !(f >= q / 2) }'
-	ok $? "the busy loop on CPU ${1#busy} kept $3% of it flooded ($2% quiet; bound: half of quiet)"
+	if awk -v q="$2" 'BEGIN { exit !(q < 80) }'; then
+		skip "CPU ${1#busy} is loaded by others (the busy loop had $2% of it quiet, $3% flooded)"
+	else
+		awk -v q="$2" -v f="$3" 'BEGIN { exit !(f >= q / 2) }'
+		ok $? "the busy loop on CPU ${1#busy} kept $3% of it flooded ($2% quiet; bound: half of quiet)"
+	fi
 	shift 3
 done
 thr1=$(throttled)
