@@ -19,8 +19,10 @@ LIBDIR=lib/x86_64-linux-gnu
 # configfs carries gpio-sim's configuration. The HPET and rtc_cmos drivers
 # are built into Debian's kernel (CONFIG_HPET=y, CONFIG_RTC_DRV_CMOS=y).
 # e1000e (with ptp and pps_core) gives the /dev/ptp0 of source phc;
-# ptp-mock (fetch.sh) a PHC that moves and can be steered.
-MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko"
+# ptp-mock (fetch.sh) a PHC that moves and can be steered; pps-hrtimer
+# (fetch.sh) a kernel PPS source (the PPS core is built in, CONFIG_PPS=y).
+MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko
+	$CACHE/pps-hrtimer/pps-hrtimer.ko"
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
@@ -64,6 +66,15 @@ main() {
 	# build on a private libgpiod 2.x (build-aux/ci.sh) gets its
 	# libgpiod.so.3 from ldd above (clockd's and gpio-check's run path).
 	cp -P "$ROOT/usr/$LIBDIR"/libgpiod.so.* "$STAGE/$LIBDIR/"
+	# chrony, the anchor of the kernel PPS check, when the host has it:
+	# the host's binaries and libraries, run as root (chronyd looks the
+	# user up: an /etc/passwd; glibc reads it without an NSS module).
+	mkdir -p "$STAGE/etc"
+	echo 'root:x:0:0:root:/:/bin/sh' > "$STAGE/etc/passwd"
+	echo 'root:x:0:' > "$STAGE/etc/group"
+	for prog in chronyd chronyc; do
+		path=$(PATH=/usr/sbin:/sbin:$PATH command -v $prog) && install_program "$path"
+	done
 	for m in $MODULES; do
 		add_module "$m"
 	done
