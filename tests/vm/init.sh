@@ -432,9 +432,12 @@ check_mock_ref() {
 }
 
 # --- a kernel PPS source: pps-hrtimer (fetch.sh), chrony beside clockd ----
-# kpps_find: KPPS=/dev/ppsN of pps-hrtimer ("clockd-vm"), empty if none.
+# kpps_find: load pps-hrtimer; KPPS=/dev/ppsN of it ("clockd-vm"), empty
+# if none.
 kpps_find() {
 	KPPS=
+	insmod /lib/modules/pps-hrtimer.ko
+	ok $? "module pps-hrtimer loads" || return 0
 	for d in /sys/class/pps/pps*; do
 		[ "$(cat "$d/name" 2>/dev/null)" = clockd-vm ] && KPPS=/dev/${d##*/}
 	done
@@ -505,6 +508,8 @@ check_kpps() {
 		sed "s/^/# $name chronyd log: /" /tmp/chronyd.log
 	fi
 	stop_clockd
+	rmmod pps_hrtimer
+	ok $? "$name: module pps-hrtimer unloads"
 }
 
 # (i) bad config: clockd exits 1 with a message naming device and reason.

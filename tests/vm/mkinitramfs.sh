@@ -19,10 +19,12 @@ LIBDIR=lib/x86_64-linux-gnu
 # configfs carries gpio-sim's configuration. The HPET and rtc_cmos drivers
 # are built into Debian's kernel (CONFIG_HPET=y, CONFIG_RTC_DRV_CMOS=y).
 # e1000e (with ptp and pps_core) gives the /dev/ptp0 of source phc;
-# ptp-mock (fetch.sh) a PHC that moves and can be steered; pps-hrtimer
-# (fetch.sh) a kernel PPS source (the PPS core is built in, CONFIG_PPS=y).
-MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko
-	$CACHE/pps-hrtimer/pps-hrtimer.ko"
+# ptp-mock (fetch.sh) a PHC that moves and can be steered.
+MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko"
+# Copied, not loaded at boot: the kernel PPS check loads it (it spins a few
+# ms a second with interrupts off). No dependencies: the PPS core is built
+# in (CONFIG_PPS=y).
+LATE_MODULES="$CACHE/pps-hrtimer/pps-hrtimer.ko"
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
@@ -78,6 +80,7 @@ main() {
 	for m in $MODULES; do
 		add_module "$m"
 	done
+	cp $LATE_MODULES "$STAGE/lib/modules/"
 	cp "$SRCDIR/tests/vm/init.sh" "$STAGE/init"
 	chmod 755 "$STAGE/init"
 	(cd "$STAGE" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$OUT"
