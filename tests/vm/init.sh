@@ -450,7 +450,7 @@ kpps_find() {
 # every 4 pulses. Its figures: chronyc -c tracking (field 7: RMS offset,
 # s) and sourcestats (field 8: std dev, s).
 chrony_start() {
-	mkdir -p -m 0770 /run/chrony /tmp/chrony
+	mkdir -p /tmp/chrony && mkdir -m 0770 /run/chrony
 	cat > /tmp/chrony.conf <<-EOF
 	refclock PPS $KPPS refid KPPS poll 2
 	local stratum 10

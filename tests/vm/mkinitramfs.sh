@@ -80,7 +80,9 @@ main() {
 	for m in $MODULES; do
 		add_module "$m"
 	done
-	cp $LATE_MODULES "$STAGE/lib/modules/"
+	for m in $LATE_MODULES; do
+		cp "$m" "$STAGE/lib/modules/"
+	done
 	cp "$SRCDIR/tests/vm/init.sh" "$STAGE/init"
 	chmod 755 "$STAGE/init"
 	(cd "$STAGE" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$OUT"
