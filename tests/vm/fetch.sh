@@ -4,7 +4,8 @@
 # the source tree: Debian's current 6.1 kernel, busybox, libgpiod, a
 # gpio-sim module built out of tree (Debian's kernel does not ship one), and
 # a moving PHC: Linux 6.12's ptp_mock (from linux-source-6.12) built out of
-# tree for 6.1 with ptp-mock-init.c, which makes one clock at load.
+# tree for 6.1 with ptp-mock-init.c, which makes one clock at load; a
+# kernel PPS source of our own (pps-hrtimer.c).
 # Every step checks for its result first, so a warm run touches nothing.
 # Prints the cache's environment (KVER=..., CACHE=...) on stdout last;
 # progress goes to stderr. Exits non-zero when something cannot be fetched.
@@ -15,6 +16,7 @@ DEBS=$CACHE/debs
 ROOT=$CACHE/root	# every package extracted here, nothing installed
 GPIOSIM=$CACHE/gpio-sim
 PTPMOCK=$CACHE/ptp-mock
+PPSVM=$CACHE/pps-hrtimer
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 say() { echo "fetch: $*" >&2; }
@@ -118,6 +120,21 @@ build_ptp_mock() {
 	make -s -C "$ROOT/usr/src/linux-headers-$KVER" M="$PTPMOCK" modules >&2
 }
 
+# The guest's kernel PPS source (pps-hrtimer.c, ours): rebuilt when the
+# source changes.
+build_pps_hrtimer() {
+	mkdir -p "$PPSVM"
+	if ! cmp -s "$HERE/pps-hrtimer.c" "$PPSVM/pps-hrtimer.c"; then
+		cp "$HERE/pps-hrtimer.c" "$PPSVM/pps-hrtimer.c"
+		echo 'obj-m := pps-hrtimer.o' > "$PPSVM/Kbuild"
+		rm -f "$PPSVM/pps-hrtimer.ko"
+	fi
+	[ -e "$PPSVM/pps-hrtimer.ko" ] && return 0
+	fix_headers
+	say "building pps-hrtimer.ko for $KVER"
+	make -s -C "$ROOT/usr/src/linux-headers-$KVER" M="$PPSVM" modules >&2
+}
+
 main() {
 	mkdir -p "$DEBS" "$ROOT"
 	KVER=$(kernel_version)
@@ -137,6 +154,7 @@ main() {
 	build_gpio_sim
 	ptp_mock_sources
 	build_ptp_mock
+	build_pps_hrtimer
 	echo "CACHE=$CACHE"
 	echo "KVER=$KVER"
 }

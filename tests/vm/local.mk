@@ -45,7 +45,8 @@ EXTRA_DIST += tests/vm/README.md tests/vm/fetch.sh tests/vm/mkinitramfs.sh \
 	tests/vm/hpet-check.c tests/vm/rtc-check.c tests/vm/gpio-check.c \
 	tests/vm/clockd-check.c tests/vm/modules.sh tests/vm/console.sh tests/vm/run-systemd.sh \
 	tests/vm/sd-rootfs.sh tests/vm/sd-mkinitramfs.sh tests/vm/sd-init.sh \
-	tests/vm/sd-test.sh tests/vm/sd-arm.c tests/vm/ptp-mock-init.c
+	tests/vm/sd-test.sh tests/vm/sd-arm.c tests/vm/ptp-mock-init.c \
+	tests/vm/pps-hrtimer.c
 
 check-hw: all $(VM_GUEST)
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \

@@ -21,6 +21,10 @@ LIBDIR=lib/x86_64-linux-gnu
 # e1000e (with ptp and pps_core) gives the /dev/ptp0 of source phc;
 # ptp-mock (fetch.sh) a PHC that moves and can be steered.
 MODULES="configfs $CACHE/gpio-sim/gpio-sim.ko e1000e $CACHE/ptp-mock/ptp-mock.ko"
+# Copied, not loaded at boot: the kernel PPS check loads it (it spins a few
+# ms a second with interrupts off). No dependencies: the PPS core is built
+# in (CONFIG_PPS=y).
+LATE_MODULES="$CACHE/pps-hrtimer/pps-hrtimer.ko"
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
@@ -64,8 +68,20 @@ main() {
 	# build on a private libgpiod 2.x (build-aux/ci.sh) gets its
 	# libgpiod.so.3 from ldd above (clockd's and gpio-check's run path).
 	cp -P "$ROOT/usr/$LIBDIR"/libgpiod.so.* "$STAGE/$LIBDIR/"
+	# chrony, the anchor of the kernel PPS check, when the host has it:
+	# the host's binaries and libraries, run as root (chronyd looks the
+	# user up: an /etc/passwd; glibc reads it without an NSS module).
+	mkdir -p "$STAGE/etc"
+	echo 'root:x:0:0:root:/:/bin/sh' > "$STAGE/etc/passwd"
+	echo 'root:x:0:' > "$STAGE/etc/group"
+	for prog in chronyd chronyc; do
+		path=$(PATH=/usr/sbin:/sbin:$PATH command -v $prog) && install_program "$path"
+	done
 	for m in $MODULES; do
 		add_module "$m"
+	done
+	for m in $LATE_MODULES; do
+		cp "$m" "$STAGE/lib/modules/"
 	done
 	cp "$SRCDIR/tests/vm/init.sh" "$STAGE/init"
 	chmod 755 "$STAGE/init"

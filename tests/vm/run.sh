@@ -10,7 +10,7 @@
 # CLOCKD_VM_TIMEOUT (seconds, default 600); CLOCKD_VM_QEMU_ARGS (more qemu
 # options, split on spaces, e.g. "-cpu max" or "-device e1000e");
 # CLOCKD_VM_CHECKS=gpio runs only the gpio checks, =leap only the leap
-# second's (default: all);
+# second's, =kpps only the kernel PPS one (default: all);
 # CLOCKD_VM_GPIOD=v1|v2 makes the guest check that clockd runs that
 # libgpiod API (CI's second build, on libgpiod 2.x).
 set -u
@@ -46,8 +46,8 @@ fi
 CMDLINE=
 case ${CLOCKD_VM_CHECKS:-all} in
 all) ;;
-gpio|leap) CMDLINE=" clockd.checks=$CLOCKD_VM_CHECKS" ;;
-*) echo "Bail out! CLOCKD_VM_CHECKS is all, gpio or leap, not $CLOCKD_VM_CHECKS"; exit 99 ;;
+gpio|leap|kpps) CMDLINE=" clockd.checks=$CLOCKD_VM_CHECKS" ;;
+*) echo "Bail out! CLOCKD_VM_CHECKS is all, gpio, leap or kpps, not $CLOCKD_VM_CHECKS"; exit 99 ;;
 esac
 case ${CLOCKD_VM_GPIOD:-} in
 '') ;;
