@@ -238,6 +238,8 @@ failed:
 	printf("# %u samples locked with |error| over the error bound (plus half the bracket)\n", over);
 	printf("%zu %.0f %.0f %.0f %.0f %.0f\n", n, pct(err, n, 0.5), pct(err, n, 0.99), n ? err[n - 1] : 0, drift,
 	       pct(brk, n, 0.5));
+	free(err);
+	free(brk);
 	return 0;
 usage:
 	fprintf(stderr, "usage: follow [-p MS] [-f PPM@S]... [-v] SECONDS | freq | setfreq FREQ,TICK\n");
