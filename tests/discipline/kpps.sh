@@ -7,11 +7,13 @@
 # clock locks to it, its realtime follows the edges (a PPS 3 ms late makes
 # clockd's realtime 3 ms behind the kernel's), a pulled cable is a stalled
 # reference in holdover, and a device that is no PPS is refused at start.
-# The real kernel source (pps-ktimer in the guest, beside chrony's refclock
+# The real kernel source (pps-hrtimer in the guest, beside chrony's refclock
 # PPS) is for make check-hw.
 . "$top_srcdir/tests/discipline/common.sh"
 PRELOAD=$top_builddir/tests/discipline/.libs/fakepps-preload.so
 [ -e "$PRELOAD" ] || { echo "1..0 # SKIP $PRELOAD not built"; exit 0; }
+# A sanitizer build's preload in the programs start_daemon runs beside it.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 export CLOCKD_TEST_PPS="$T/pps0" CLOCKD_TEST_PPS_OFFSET_NS=3000000
 
 LD_PRELOAD=$PRELOAD start_daemon "$T/clockd.log" -o hz=100 -o source=posix -o posix_clock=monotonic \
