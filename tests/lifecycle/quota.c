@@ -66,9 +66,13 @@ static int arm_hour(clockd_timer_t *ids, int n, int *err)
 
 	*err = 0;
 	for (i = 0; i < n; i++) {
-		if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &ids[i]) < 0 ||
-		    clockd_timer_settime(ids[i], 0, &v, NULL) < 0) {
+		if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &ids[i]) < 0) {
 			*err = errno;
+			break;
+		}
+		if (clockd_timer_settime(ids[i], 0, &v, NULL) < 0) {
+			*err = errno;
+			clockd_timer_delete(ids[i]); /* not counted: the caller never deletes it */
 			break;
 		}
 	}
