@@ -59,6 +59,10 @@ static void label_value(const char *v)
 
 /* One sample: @name (with @suffix), labels as "key", value pairs ending
  * with NULL, then the value as printf text. */
+/* The end of sample()'s label pairs: a pointer, as va_arg reads it (a bare
+ * NULL may be an int 0 in a variadic call). */
+#define LABELS_END ((const char *)NULL)
+
 static void sample(const char *name, const char *suffix, const char *value, ...)
 {
 	const char *k;
@@ -108,30 +112,30 @@ static void page_metrics(const struct mout *m, const struct clockd_status *st)
 	char b[64];
 
 	family(m, "clockd_up", "gauge", "1 when a daemon owns the time page and updates it (live)");
-	sample("clockd_up", "", st->state == CLOCKD_STATE_LIVE ? "1" : "0", NULL);
+	sample("clockd_up", "", st->state == CLOCKD_STATE_LIVE ? "1" : "0", LABELS_END);
 	family(m, "clockd_page_state", "gauge", "the page's state: 1 for the current one");
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		sample("clockd_page_state", "", st->state == states[i] ? "1" : "0", "state",
-		       clockd_state_name(states[i]), NULL);
+		       clockd_state_name(states[i]), LABELS_END);
 	if (st->state == CLOCKD_STATE_ABSENT)
 		return;
 	family(m, "clockd_info", "gauge", "the daemon's clocksource, tick device and page (value 1)");
-	sample("clockd_info", "", "1", "source", st->source, "tick", st->tick, "page", st->page_path, NULL);
+	sample("clockd_info", "", "1", "source", st->source, "tick", st->tick, "page", st->page_path, LABELS_END);
 	family(m, "clockd_hz", "gauge", "ticks per second of jiffies_64");
-	sample("clockd_hz", "", num_u(b, sizeof(b), st->hz), NULL);
+	sample("clockd_hz", "", num_u(b, sizeof(b), st->hz), LABELS_END);
 	family(m, "clockd_jiffies", "gauge", "jiffies_64 of the page");
-	sample("clockd_jiffies", "", num_u(b, sizeof(b), st->jiffies_64), NULL);
+	sample("clockd_jiffies", "", num_u(b, sizeof(b), st->jiffies_64), LABELS_END);
 	family(m, "clockd_page_age_seconds", "gauge", "time since the page's last update");
-	sample("clockd_page_age_seconds", "", num_s(b, sizeof(b), st->age_ns), NULL);
+	sample("clockd_page_age_seconds", "", num_s(b, sizeof(b), st->age_ns), LABELS_END);
 	family(m, "clockd_uptime_seconds", "gauge", "time since this daemon started");
-	sample("clockd_uptime_seconds", "", num_s(b, sizeof(b), st->uptime_ns), NULL);
+	sample("clockd_uptime_seconds", "", num_s(b, sizeof(b), st->uptime_ns), LABELS_END);
 	family(m, "clockd_daemon_starts", "counter",
 	       "daemon starts on this page (restarts are this minus 1; jiffies and monotonic continue)");
-	sample("clockd_daemon_starts", "_total", num_u(b, sizeof(b), st->generation), NULL);
+	sample("clockd_daemon_starts", "_total", num_u(b, sizeof(b), st->generation), LABELS_END);
 	family(m, "clockd_synced", "gauge", "1 when disciplined to a locked reference (page flag SYNCED)");
-	sample("clockd_synced", "", st->flags & CLOCKD_PAGE_SYNCED ? "1" : "0", NULL);
+	sample("clockd_synced", "", st->flags & CLOCKD_PAGE_SYNCED ? "1" : "0", LABELS_END);
 	family(m, "clockd_source_fault", "gauge", "1 when the clocksource in use reports a fault");
-	sample("clockd_source_fault", "", st->flags & CLOCKD_PAGE_FAULT ? "1" : "0", NULL);
+	sample("clockd_source_fault", "", st->flags & CLOCKD_PAGE_FAULT ? "1" : "0", LABELS_END);
 }
 
 static void tracking_metrics(const struct mout *m)
@@ -148,21 +152,21 @@ static void tracking_metrics(const struct mout *m)
 	family(m, "clockd_tracking_state", "gauge", "the discipline's state: 1 for the current one");
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		sample("clockd_tracking_state", "", t.state == states[i] ? "1" : "0", "reference", ref, "state",
-		       clockd_disc_state_name(states[i]), NULL);
+		       clockd_disc_state_name(states[i]), LABELS_END);
 	family(m, "clockd_tracking_offset_seconds", "gauge",
 	       "estimated offset of clockd's clock to the reference (clockd - reference)");
-	sample("clockd_tracking_offset_seconds", "", num_s(b, sizeof(b), t.offset_ns), NULL);
+	sample("clockd_tracking_offset_seconds", "", num_s(b, sizeof(b), t.offset_ns), LABELS_END);
 	family(m, "clockd_tracking_rms_offset_seconds", "gauge", "RMS of the recent estimated offsets");
-	sample("clockd_tracking_rms_offset_seconds", "", num_s(b, sizeof(b), t.rms_offset_ns), NULL);
+	sample("clockd_tracking_rms_offset_seconds", "", num_s(b, sizeof(b), t.rms_offset_ns), LABELS_END);
 	family(m, "clockd_tracking_frequency_ppm", "gauge", "rate correction applied, ppm");
-	sample("clockd_tracking_frequency_ppm", "", num_ppm(b, sizeof(b), t.freq_ppb), NULL);
+	sample("clockd_tracking_frequency_ppm", "", num_ppm(b, sizeof(b), t.freq_ppb), LABELS_END);
 	family(m, "clockd_tracking_skew_ppm", "gauge", "estimated error of the frequency, ppm");
-	sample("clockd_tracking_skew_ppm", "", num_ppm(b, sizeof(b), t.skew_ppb), NULL);
+	sample("clockd_tracking_skew_ppm", "", num_ppm(b, sizeof(b), t.skew_ppb), LABELS_END);
 	family(m, "clockd_tracking_error_bound_seconds", "gauge", "estimated maximum error of clockd's clock");
-	sample("clockd_tracking_error_bound_seconds", "", num_s(b, sizeof(b), (int64_t)t.error_bound_ns), NULL);
+	sample("clockd_tracking_error_bound_seconds", "", num_s(b, sizeof(b), (int64_t)t.error_bound_ns), LABELS_END);
 	if (t.since_event_ns >= 0) {
 		family(m, "clockd_tracking_last_event_age_seconds", "gauge", "time since the last reference event");
-		sample("clockd_tracking_last_event_age_seconds", "", num_s(b, sizeof(b), t.since_event_ns), NULL);
+		sample("clockd_tracking_last_event_age_seconds", "", num_s(b, sizeof(b), t.since_event_ns), LABELS_END);
 	}
 }
 
@@ -182,19 +186,19 @@ static void device_metrics(const struct mout *m)
 	for (int i = 0; i < n; i++)
 		for (uint32_t s = CLOCKD_DEV_STANDBY; s <= CLOCKD_DEV_UNAVAILABLE; s++)
 			sample("clockd_device_state", "", dev[i].state == s ? "1" : "0", DEV_LABELS(&dev[i]),
-			       "state", clockd_device_state_name(s), NULL);
+			       "state", clockd_device_state_name(s), LABELS_END);
 	family(m, "clockd_device_faults", "counter", "fault events of the device since the daemon started");
 	for (int i = 0; i < n; i++)
 		sample("clockd_device_faults", "_total", num_u(b, sizeof(b), dev[i].faults), DEV_LABELS(&dev[i]),
-		       NULL);
+		       LABELS_END);
 	family(m, "clockd_device_spurious_pulses", "counter", "tick devices and references: pulses rejected");
 	for (int i = 0; i < n; i++)
 		sample("clockd_device_spurious_pulses", "_total", num_u(b, sizeof(b), dev[i].spurious),
-		       DEV_LABELS(&dev[i]), NULL);
+		       DEV_LABELS(&dev[i]), LABELS_END);
 	family(m, "clockd_device_missed_pulses", "counter", "tick devices and references: pulses that did not come");
 	for (int i = 0; i < n; i++)
 		sample("clockd_device_missed_pulses", "_total", num_u(b, sizeof(b), dev[i].missed),
-		       DEV_LABELS(&dev[i]), NULL);
+		       DEV_LABELS(&dev[i]), LABELS_END);
 #undef DEV_LABELS
 }
 
@@ -207,7 +211,7 @@ static void timer_metrics(const struct mout *m)
 	char b[64], cpu[16];
 
 	family(m, "clockd_timer_stats_up", "gauge", "1 when the control socket answered the timer statistics");
-	sample("clockd_timer_stats_up", "", n < 0 ? "0" : "1", NULL);
+	sample("clockd_timer_stats_up", "", n < 0 ? "0" : "1", LABELS_END);
 	if (n < 0) {
 		printf("# timer statistics: %s\n", strerror(errno));
 		return;
@@ -217,35 +221,35 @@ static void timer_metrics(const struct mout *m)
 	family(m, "clockd_timer_clients", "gauge", "clients with a delivery ring on the CPU");
 	for (int i = 0; i < n; i++)
 		sample("clockd_timer_clients", "", num_u(b, sizeof(b), cs[i].clients), "cpu",
-		       num_u(cpu, sizeof(cpu), cs[i].cpu), NULL);
+		       num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
 	family(m, "clockd_timer_pending", "gauge", "pending timers: jiffies (the wheel) or ns (precise)");
 	for (int i = 0; i < n; i++) {
 		num_u(cpu, sizeof(cpu), cs[i].cpu);
 		sample("clockd_timer_pending", "", num_u(b, sizeof(b), cs[i].pending_jiffies), "cpu", cpu, "kind",
-		       "jiffies", NULL);
+		       "jiffies", LABELS_END);
 		sample("clockd_timer_pending", "", num_u(b, sizeof(b), cs[i].pending_ns), "cpu", cpu, "kind", "ns",
-		       NULL);
+		       LABELS_END);
 	}
 	family(m, "clockd_timer_expiries", "counter", "expiries delivered by the CPU's timer base");
 	for (int i = 0; i < n; i++)
 		sample("clockd_timer_expiries", "_total", num_u(b, sizeof(b), cs[i].fired), "cpu",
-		       num_u(cpu, sizeof(cpu), cs[i].cpu), NULL);
+		       num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
 	family(m, "clockd_timer_overruns", "counter", "expiries folded into overrun counts");
 	for (int i = 0; i < n; i++)
 		sample("clockd_timer_overruns", "_total", num_u(b, sizeof(b), cs[i].overruns), "cpu",
-		       num_u(cpu, sizeof(cpu), cs[i].cpu), NULL);
+		       num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
 	family(m, "clockd_timer_lateness_seconds", "summary", "lateness of the CPU's recent expiries");
 	for (int i = 0; i < n; i++) {
 		num_u(cpu, sizeof(cpu), cs[i].cpu);
 		sample("clockd_timer_lateness_seconds", "", num_s(b, sizeof(b), (int64_t)cs[i].late_p50_ns), "cpu",
-		       cpu, "quantile", "0.5", NULL);
+		       cpu, "quantile", "0.5", LABELS_END);
 		sample("clockd_timer_lateness_seconds", "", num_s(b, sizeof(b), (int64_t)cs[i].late_p99_ns), "cpu",
-		       cpu, "quantile", "0.99", NULL);
+		       cpu, "quantile", "0.99", LABELS_END);
 	}
 	family(m, "clockd_timer_lateness_max_seconds", "gauge", "largest lateness of the CPU's recent expiries");
 	for (int i = 0; i < n; i++)
 		sample("clockd_timer_lateness_max_seconds", "", num_s(b, sizeof(b), (int64_t)cs[i].late_max_ns),
-		       "cpu", num_u(cpu, sizeof(cpu), cs[i].cpu), NULL);
+		       "cpu", num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
 }
 
 int verb_metrics(const struct ctl *ctl, int argc, char **argv)

@@ -15,9 +15,9 @@
 static const char *flat(const char *s)
 {
 	static char buf[128];
-	size_t i;
+	size_t n = strnlen(s, sizeof(buf) - 1), i;
 
-	for (i = 0; s[i] && i < sizeof(buf) - 1; i++)
+	for (i = 0; i < n; i++)
 		buf[i] = s[i] == '\n' ? '|' : s[i];
 	buf[i] = 0;
 	return buf;
