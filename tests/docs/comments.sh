@@ -19,12 +19,16 @@ cd "$top_srcdir" || bail "cannot enter $top_srcdir"
 T=$(mktemp -d "${TMPDIR:-/tmp}/clockd-comments.XXXXXX") || bail "mktemp failed"
 trap 'rm -rf "$T"' EXIT
 
-# The sources: tracked files in a checkout, the tarball's files otherwise
-# (but not a build directory: build-aux is the tarball's).
+# The sources: tracked files in a checkout, the tarball's files otherwise,
+# but not a build tree inside it (a directory with a config.status: build/,
+# or distcheck's _build/sub; build-aux is the tarball's).
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -d .git ] || [ -f .git ]; then
 	git ls-files >"$T/files"
 else
-	find . -type f \( -path './build-aux/*' -o ! -path './build*' \) | sed 's|^\./||' >"$T/files"
+	find . -mindepth 2 -name config.status | sed -e 's|^\./||' -e 's|/config\.status$|/|' >"$T/builds"
+	find . -type f | sed 's|^\./||' |
+		awk 'NR == FNR { b[++n] = $0; next }
+		     { for (i = 1; i <= n; i++) if (index($0, b[i]) == 1) next; print }' "$T/builds" - >"$T/files"
 fi
 # Scanned: our sources; in a tarball, not what configure made of one
 # (a file from its template: config.h, built in place, has autoheader's
