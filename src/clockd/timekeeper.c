@@ -229,7 +229,7 @@ static uint32_t rate_mult(const struct timekeeper *tk, uint64_t freq_hz)
  * the difference the old rate gains over that span) keeps every published
  * line at or above the last for counter values up to the pivot.
  */
-static void tk_set_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
+static void tk_apply_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
 {
 	uint64_t pivot = (uint64_t)((unsigned __int128)RATE_PIVOT_NS * tk->cs->freq_hz / NSEC_PER_SEC);
 
@@ -243,6 +243,30 @@ static void tk_set_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
 		base_add(tk, &tk->raw, (unsigned __int128)pivot * (tk->raw_mult - raw_m));
 	tk->mult = m;
 	tk->raw_mult = raw_m;
+}
+
+/*
+ * A new rate, for the next update: readers extrapolate from the published
+ * cycle_last at the published rates for as long as the daemon takes to
+ * publish again (a stopped or starved daemon: seconds), so the time up to
+ * the next update is accumulated at those rates, and only then does the
+ * new one start (tk_apply_mults, pivoting for readers racing that publish).
+ * Applied at once now, it would have counted the whole gap at the new rate:
+ * 3 s at 0.2 ppm less put CLOCKD_MONOTONIC 650 ns back.
+ */
+static void tk_set_mults(struct timekeeper *tk, uint32_t raw_m, uint32_t m)
+{
+	tk->next_raw_mult = raw_m;
+	tk->next_mult = m;
+	tk->rate_pending = true;
+}
+
+static void tk_apply_pending_rate(struct timekeeper *tk)
+{
+	if (!tk->rate_pending)
+		return;
+	tk->rate_pending = false;
+	tk_apply_mults(tk, tk->next_raw_mult, tk->next_mult);
 }
 
 /* A new estimate of the counter's rate (the TSC refinement). */
@@ -553,6 +577,7 @@ bool tk_update(struct timekeeper *tk, int64_t ticks)
 	leap_poll(&tk->leap, kmono, base_ns(tk, &tk->real));
 	if (cs->ops->refine && cs->ops->refine(cs, now, &freq))
 		tk_set_rate(tk, freq);
+	tk_apply_pending_rate(tk);
 	if (tk->counted)
 		tk->jiffies += (uint64_t)ticks;
 	else

@@ -75,6 +75,11 @@ struct timekeeper {
 	uint32_t hz;
 	uint64_t cycle_last;
 	uint32_t mult, raw_mult, shift;
+	/* A rate change asked for since the last update (tk_set_freq, a
+	 * refined counter rate): applied by the next update once it has
+	 * accumulated the time since cycle_last at the published rates. */
+	uint32_t next_mult, next_raw_mult;
+	bool rate_pending;
 	uint64_t max_cycles;     /* extrap_ns in cycles (for readers) */
 	uint64_t stale_ns;       /* clockd_status() calls the page stale */
 	uint64_t extrap_max_ns;  /* configured bound of extrapolation */
