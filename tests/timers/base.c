@@ -109,18 +109,17 @@ static void show_lateness(const char *what);
 
 /* ---- pinning ---- */
 
-/* The base thread of @cpu ("clockd-tb/N"): its allowed CPUs are {cpu}. */
-static bool thread_pinned(unsigned cpu)
+/* The thread id of the base thread of @cpu ("clockd-tb/N"), 0 if none. */
+static pid_t base_tid(unsigned cpu)
 {
 	char want[32], path[300], comm[64];
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
-	bool found = false, pinned = false;
+	pid_t tid = 0;
 
 	snprintf(want, sizeof(want), "clockd-tb/%u\n", cpu);
-	while (d && (e = readdir(d))) {
+	while (!tid && d && (e = readdir(d))) {
 		FILE *f;
-		cpu_set_t set;
 
 		if (e->d_name[0] == '.')
 			continue;
@@ -128,18 +127,26 @@ static bool thread_pinned(unsigned cpu)
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && strcmp(comm, want) == 0) {
-			found = true;
-			pinned = sched_getaffinity((pid_t)atoi(e->d_name), sizeof(set), &set) == 0 &&
-				 CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
-		}
+		if (fgets(comm, sizeof(comm), f) && strcmp(comm, want) == 0)
+			tid = (pid_t)atoi(e->d_name);
 		fclose(f);
 	}
 	if (d)
 		closedir(d);
-	if (!found)
+	return tid;
+}
+
+/* The base thread of @cpu: its allowed CPUs are {cpu}. */
+static bool thread_pinned(unsigned cpu)
+{
+	pid_t tid = base_tid(cpu);
+	cpu_set_t set;
+
+	if (!tid) {
 		tap_diag("no thread named clockd-tb/%u", cpu);
-	return found && pinned;
+		return false;
+	}
+	return sched_getaffinity(tid, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
 }
 
 /* Context switches of base thread clockd-tb/@cpu so far: its wake-ups
@@ -147,43 +154,27 @@ static bool thread_pinned(unsigned cpu)
  * time in *@cpu_ns (schedstat). */
 static uint64_t base_switches(unsigned cpu, uint64_t *cpu_ns)
 {
-	char want[32], path[300], line[128];
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	char path[300], line[128];
+	pid_t tid = base_tid(cpu);
 	uint64_t n = 0;
+	FILE *f;
 
 	*cpu_ns = 0;
-	snprintf(want, sizeof(want), "clockd-tb/%u\n", cpu);
-	while (d && (e = readdir(d))) {
-		FILE *f;
-		bool match;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		match = fgets(line, sizeof(line), f) && strcmp(line, want) == 0;
+	if (!tid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f))
+		*cpu_ns = strtoull(line, NULL, 10);
+	if (f)
 		fclose(f);
-		if (!match)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
-		f = fopen(path, "r");
-		if (f && fgets(line, sizeof(line), f))
-			*cpu_ns = strtoull(line, NULL, 10);
-		if (f)
-			fclose(f);
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-				n += strtoull(line + 24, NULL, 10);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+			n += strtoull(line + 24, NULL, 10);
+	if (f)
+		fclose(f);
 	return n;
 }
 
