@@ -68,6 +68,8 @@ struct ctlserver {
 	struct ctl_limits lim;
 	bool accept_paused;        /* out of descriptors: not listening */
 	uint64_t accept_pauses;    /* since the last "accepting again" */
+	int spare_fd;              /* /dev/null, given up to refuse a client at EMFILE */
+	uint64_t fd_refusals;      /* clients refused for lack of descriptors */
 };
 
 static int64_t mono_ns(void)
@@ -602,6 +604,33 @@ static void accept_resume(struct ctlserver *s)
 	s->accept_paused = false;
 }
 
+/*
+ * Out of descriptors with a client waiting: give up the spare one, take
+ * the client, tell it why (EAGAIN: a resource the daemon lacks for now,
+ * not EMFILE, which would be the client's own table) and hang up, then
+ * take the spare back. The client knows at once instead of after its
+ * 5 s wait. False when there is no spare (another thread took the slot):
+ * then the listener pauses. @err is accept's errno.
+ */
+static bool refuse_one(struct ctlserver *s, int lfd, int err)
+{
+	int fd;
+
+	if (s->spare_fd < 0)
+		return false;
+	close(s->spare_fd);
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0) {
+		send_error(fd, 0, EAGAIN, 0, "the daemon is out of descriptors (%s); try again later",
+			   strerror(err));
+		close(fd);
+		if (s->fd_refusals++ == 0)
+			log_warnx("control: out of descriptors (%s): refusing clients with EAGAIN", strerror(err));
+	}
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0 && s->spare_fd >= 0;
+}
+
 static void on_listen(evutil_socket_t lfd, short what, void *arg)
 {
 	struct ctlserver *s = arg;
@@ -611,6 +640,8 @@ static void on_listen(evutil_socket_t lfd, short what, void *arg)
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
+			if ((errno == EMFILE || errno == ENFILE) && refuse_one(s, lfd, errno))
+				continue;
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 				accept_pause(s, errno);
 			else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
@@ -618,6 +649,11 @@ static void on_listen(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		log_repeat_end(&s->accept_errors, "control: accept works again");
+		if (s->fd_refusals) {
+			log_notice("control: descriptors again; %" PRIu64 " clients were refused meanwhile",
+				   s->fd_refusals);
+			s->fd_refusals = 0;
+		}
 		if (s->accept_pauses) {
 			log_notice("control: accepting connections again (%" PRIu64 " pauses for lack of "
 				   "descriptors)", s->accept_pauses);
@@ -776,6 +812,7 @@ int ctlserver_adopt(struct ctlserver **out, struct event_base *base, struct time
 	s->tb = tb;
 	s->p = *p;
 	s->fd = fd;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* none: pause at EMFILE */
 	snprintf(s->path, sizeof(s->path), "%s", p->path);
 	s->p.path = s->path;
 	s->unlink_at_close = p->owns_path;
@@ -791,6 +828,8 @@ int ctlserver_adopt(struct ctlserver **out, struct event_base *base, struct time
 	*out = s;
 	return 0;
 err_free:
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	if (s->ev_listen)
 		event_free(s->ev_listen);
 	if (s->ev_sweep)
@@ -828,6 +867,8 @@ void ctlserver_close(struct ctlserver *s)
 		conn_free(s->conns, "the daemon stops");
 	event_free(s->ev_listen);
 	event_free(s->ev_sweep);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	close(s->fd);
 	if (s->unlink_at_close)
 		unlink(s->path);

@@ -451,6 +451,10 @@ struct lib_conn *lib_conn_get(const struct lib_conn_ops *table, int *err)
 		 * dying) did not take us: ECONNRESET says timers were lost. */
 		if (e == -ECONNRESET)
 			e = reconnecting ? -ENOTCONN : -ECONNREFUSED;
+		/* No answer within 5 s: a daemon that cannot serve us for now
+		 * (EAGAIN, as POSIX has for the timer calls; not ETIMEDOUT). */
+		if (e == -ETIMEDOUT)
+			e = -EAGAIN;
 		*err = -e;
 		return NULL;
 	}
