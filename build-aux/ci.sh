@@ -6,9 +6,10 @@
 #   build-aux/ci.sh run    install what is missing, build, run clockd in the
 #                          foreground on its embedded defaults (Ctrl-C stops)
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
-#                          -Werror build + make check, an ASan/UBSan build +
-#                          make check, the TSan variant + make check-tsan,
-#                          cppcheck, 20 s of each fuzzer, make distcheck,
+#                          -Werror build + make check, the TSan variant +
+#                          make check-tsan, cppcheck, 20 s of each fuzzer,
+#                          make distcheck with its build under ASan/UBSan
+#                          (the whole suite again, from the tarball),
 #                          the Debian packages (build-aux/deb.sh: built as
 #                          a user, lintian), make check-hw
 #                          (Debian's kernel under qemu: HPET, RTC, GPIO),
@@ -96,13 +97,27 @@ gpiod2() {
 	echo "$prefix"
 }
 
+# failed_logs DIR: show the logs of the tests that failed under DIR
+failed_logs() {
+	find "$1" -name '*.log' -path '*tests/*' -exec grep -l -E '^(not ok|Bail out)|^# (FAIL|ERROR): [1-9]|ThreadSanitizer' {} + 2>/dev/null |
+		while read -r log; do echo "==== $log"; tail -n 60 "$log"; done
+}
+
 # check DIR: make check, showing the logs of failures
 check() {
 	if ! (cd "$1" && make -j"$jobs" check); then
-		find "$1/tests" -name '*.log' -exec grep -l -E '^(not ok|Bail out)|^# (FAIL|ERROR): [1-9]' {} + 2>/dev/null |
-			while read -r log; do echo "==== $log"; tail -n 60 "$log"; done
+		failed_logs "$1/tests"
 		exit 1
 	fi
+}
+
+# stage NAME: the previous stage's time, and NAME's heading
+stage_t=
+stage() {
+	now=$(date +%s)
+	[ -z "$stage_t" ] || echo "ci.sh: ($((now - stage_t)) s)"
+	stage_t=$now
+	[ -z "$1" ] || echo "== $1"
 }
 
 # hw_passed LOG: make check-hw ran and passed. A skip would hide a broken
@@ -125,32 +140,35 @@ run)
 test)
 	deps
 	start=$(date +%s)
-	echo "== build (-Werror) and make check"
+	stage "build (-Werror) and make check"
 	build build
 	check build
-	echo "== ASan + UBSan build and make check"
-	san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
-	build build-asan CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 check build-asan
-	echo "== TSan variant (configure --enable-tsan) and make check-tsan"
+	stage "TSan variant (configure --enable-tsan) and make check-tsan"
 	build build-tsan --enable-tsan
 	if ! (cd build-tsan && make check-tsan); then
-		find build-tsan/tests -name '*.log' -exec grep -l -E '^(not ok|Bail out)|^# (FAIL|ERROR): [1-9]|ThreadSanitizer' {} + 2>/dev/null |
-			while read -r log; do echo "==== $log"; tail -n 60 "$log"; done
+		failed_logs build-tsan/tests
 		exit 1
 	fi
-	echo "== cppcheck (build-aux/cppcheck.sh)"
+	stage "cppcheck (build-aux/cppcheck.sh)"
 	build-aux/cppcheck.sh
-	echo "== fuzzing, 20 s per harness (tests/fuzz/run.sh)"
+	stage "fuzzing, 20 s per harness (tests/fuzz/run.sh)"
 	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 20
-	echo "== make distcheck"
-	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror)
-	echo "== Debian packages (build-aux/deb.sh: as user builder, then lintian; .debs in build/deb)"
+	# The tarball's own build is the ASan + UBSan one: the whole suite
+	# runs under the sanitizers from a read-only source tree, once.
+	stage "make distcheck, its build under ASan + UBSan (make check again)"
+	san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+	if ! (cd build && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		make -j"$jobs" distcheck \
+		DISTCHECK_CONFIGURE_FLAGS="--enable-werror CFLAGS='$san' LDFLAGS='-fsanitize=address,undefined'"); then
+		failed_logs build/clockd-*/_build
+		exit 1
+	fi
+	stage "Debian packages (build-aux/deb.sh: as user builder, then lintian; .debs in build/deb)"
 	build-aux/deb.sh "$top/build/deb"
-	echo "== make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"
+	stage "make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"
 	(cd build && CLOCKD_VM_GPIOD=v1 make check-hw) | tee build/check-hw.log
 	hw_passed build/check-hw.log
-	echo "== libgpiod $GPIOD2_VERSION (v2 API): a clockd build on it, make check-hw's gpio checks"
+	stage "libgpiod $GPIOD2_VERSION (v2 API): a clockd build on it, make check-hw's gpio checks"
 	gpiod2_prefix=$(gpiod2)
 	PKG_CONFIG_PATH=$gpiod2_prefix/lib/pkgconfig build build-gpiod2/build
 	build-gpiod2/build/src/clockd/clockd --version | grep -q '^libgpiod: 2\..*(v2 API)$' || {
@@ -160,11 +178,12 @@ test)
 	(cd build-gpiod2/build && CLOCKD_VM_CHECKS=gpio CLOCKD_VM_GPIOD=v2 make check-hw) |
 		tee build-gpiod2/check-hw.log
 	hw_passed build-gpiod2/check-hw.log
-	echo "== make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
+	stage "make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
 	# The guest installs the packages deb.sh built (CLOCKD_VM_DEBS; without
 	# it, the build's make install tree).
 	(cd build && CLOCKD_VM_DEBS=$top/build/deb make check-systemd) | tee build/check-systemd.log
 	hw_passed build/check-systemd.log
+	stage ""
 	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
 	;;
 bench)
