@@ -295,8 +295,16 @@ static void sock_log_state(struct exporter *ex, enum sock_state s, int err)
 			   "retrying at every sample", ex->sock_path, strerror(err));
 		break;
 	default:
-		log_warnx("chrony SOCK %s: %s; samples are dropped until it works again",
-			  ex->sock_path, strerror(err));
+		/* chronyd makes the socket as root, before it drops to its
+		 * user, with its umask (0755 root:root; Debian's unit puts it
+		 * in /run/chrony, 0700 _chrony): only root may send to it. */
+		if (err == EACCES && geteuid() != 0)
+			log_warnx("chrony SOCK %s: %s; chronyd makes its SOCK writable by root only and this daemon "
+				  "runs as uid %lu: samples are dropped. Use ntp_shm_unit with chrony's refclock SHM "
+				  "(clockd(8), Feeding chrony)", ex->sock_path, strerror(err), (unsigned long)geteuid());
+		else
+			log_warnx("chrony SOCK %s: %s; samples are dropped until it works again", ex->sock_path,
+				  strerror(err));
 		break;
 	}
 }

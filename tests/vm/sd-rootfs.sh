@@ -13,10 +13,11 @@ set -eu
 
 CACHE=${CLOCKD_VM_CACHE:-/var/cache/clockd-vm}
 # minbase (Priority: required, with passwd, util-linux's setpriv, mawk)
-# plus systemd and clockd's run-time libraries; no kernel (the harness
-# boots the one fetch.sh extracted) and no network.
+# plus systemd and clockd's run-time libraries, and Debian's chrony as
+# packaged (with procps for ps); no kernel (the harness boots the one
+# fetch.sh extracted) and no network.
 PACKAGES="systemd systemd-sysv udev libsystemd0 libevent-2.1-7
-libevent-pthreads-2.1-7 libjson-c5 libgpiod2 libcap2"
+libevent-pthreads-2.1-7 libjson-c5 libgpiod2 libcap2 chrony procps"
 SIZE=1G
 
 say() { echo "sd-rootfs: $*" >&2; }

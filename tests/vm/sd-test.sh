@@ -260,6 +260,48 @@ note "systemd-analyze security clockd.service: ${exposure:-no figure}"
 systemd-analyze security clockd.service 2>/dev/null | grep -E '^✗' | sed "s/^/$P # security: /"
 check "systemd-analyze security: exposure at most 2.0" sh -c "[ -n '$exposure' ] && awk 'BEGIN { exit !($exposure <= 2.0) }'"
 
+# 9b. chrony as Debian packages it (chrony.service runs chronyd as root
+# until it drops to _chrony), fed by the packaged clockd (user clockd)
+# through the NTP SHM segment, configured as the README says: the shipped
+# example as a drop-in, a refclock line in chrony's conf.d. chronyd is
+# restarted first, so that it makes the segment (root, 0600) and clockd,
+# restarted next, must take that one; then chronyd again, once, and it
+# must select clockd again and keep receiving its samples. clockd runs
+# free (reference = none): with the system reference it would follow the
+# clock chronyd steers.
+section "9b. chrony as Debian packages it, fed through NTP SHM"
+conf source=posix tick=timerfd hz=100 stale_after_ms=2000 log_level=info reference=none
+note "chrony: $(dpkg-query -W -f='${Version}' chrony 2>&1)"
+example=$(find /usr/share/doc/clockd /usr/local/share/doc/clockd -name chrony-export.conf 2>/dev/null | head -n 1)
+check "the chrony example is installed ($example)" [ -n "$example" ]
+mkdir -p "$CLOCKD_CONF.d"
+cp "$example" "$CLOCKD_CONF.d/chrony.conf" 2>/dev/null
+printf 'refclock SHM 2 refid CLKD poll 3 precision 1e-6\n' >/etc/chrony/conf.d/clockd.conf
+check "chrony.service restarts with clockd's refclock" systemctl restart chrony.service
+note "segment made by chronyd: $(ipcs -m | awk '$1 == "0x4e545032" { print "owner " $3 ", perms " $4 }')"
+c=$(cursor)
+check "clockd.service restarts with the example drop-in" systemctl restart clockd.service
+check "clockd runs as user clockd" [ "$(ps -o user= -p "$(mainpid)" | tr -d ' ')" = clockd ]
+journal_since "$c" -u clockd.service | grep -i 'shm' | head -n 3 | sed "s/^/$P # journal: /"
+seg_root_0600() { ipcs -m | awk '$1 == "0x4e545032" && $3 == "root" && $4 == "600" { f = 1 } END { exit !f }'; }
+check "the segment is 0600, owned by root" seg_root_0600
+selected() { chronyc -n sources 2>/dev/null | grep -q '^#\* *CLKD'; }
+# samples: how many chronyd keeps of CLKD (chronyc sourcestats: NP).
+samples() { chronyc -c sourcestats 2>/dev/null | awk -F, '$1 == "CLKD" { print $2 }'; }
+check "chronyc sources selects CLKD (*)" poll 180 selected
+chronyc -n sources 2>&1 | sed "s/^/$P # chronyc: /"
+check "chrony.service restarts (once)" systemctl restart chrony.service
+check "... and chronyc sources selects CLKD again" poll 180 selected
+n1=$(samples)
+sleep 25
+n2=$(samples)
+note "chronyd's samples of CLKD: ${n1:-none}, then ${n2:-none} 25 s later"
+check "chronyd keeps receiving clockd's samples (its count grows over three polls)" \
+	sh -c "[ -n '$n1' ] && [ -n '$n2' ] && [ '$n2' -gt '$n1' ]"
+chronyc -n sourcestats 2>&1 | sed "s/^/$P # chronyc: /"
+rm -f /etc/chrony/conf.d/clockd.conf "$CLOCKD_CONF.d/chrony.conf"
+systemctl stop chrony.service
+
 # 10. A clean stop.
 section "10. A clean stop"
 check "systemctl stop: clockd exits with success" \
