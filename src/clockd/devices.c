@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clockd/devices.h"
+#include "clockd/events.h"
 #include "shared/devnames.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -12,6 +13,19 @@ static void dev_publish(struct devices *dv, unsigned i)
 {
 	if (dv->pf)
 		pagefile_set_device(dv->pf, i, &dv->tab[i]);
+}
+
+/* The journal fields of a device's event (events.h): its role, driver,
+ * device path when it has one and, for a fault, the fault's name. */
+static void dev_fields(char *f, size_t size, const char *role, const char *name, const char *device,
+		       const char *fault)
+{
+	int n = snprintf(f, size, "CLOCKD_ROLE=%s\nCLOCKD_DRIVER=%s", role, name);
+
+	if (device[0] && n >= 0 && (size_t)n < size)
+		n += snprintf(f + n, size - (size_t)n, "\nCLOCKD_DEVICE=%s", device);
+	if (fault && n >= 0 && (size_t)n < size)
+		snprintf(f + n, size - (size_t)n, "\nCLOCKD_FAULT=%s", fault);
 }
 
 static void dev_set(struct devices *dv, unsigned i, uint32_t state, uint32_t fault)
@@ -144,6 +158,7 @@ void devices_add_reference(struct devices *dv, const char *name, const char *dev
 void devices_reference_fault(struct devices *dv, uint32_t fault)
 {
 	struct clockd_page_device *e;
+	char f[512];
 
 	if (dv->ref < 0)
 		return;
@@ -154,11 +169,13 @@ void devices_reference_fault(struct devices *dv, uint32_t fault)
 		return;
 	if (fault == CLOCKD_FAULT_NONE) {
 		dev_set(dv, (unsigned)dv->ref, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
-		log_notice("reference %s %s: events again", e->name, e->device);
+		dev_fields(f, sizeof(f), "reference", e->name, e->device, NULL);
+		log_event(LOG_NOTICE, EV_RECOVERED, f, "reference %s %s: events again", e->name, e->device);
 		return;
 	}
 	dev_set(dv, (unsigned)dv->ref, CLOCKD_DEV_FAULT, fault);
-	log_warnx("reference %s %s: %s", e->name, e->device,
+	dev_fields(f, sizeof(f), "reference", e->name, e->device, dev_fault_name(fault));
+	log_event(LOG_WARNING, EV_FAULT, f, "reference %s %s: %s", e->name, e->device,
 		  fault == CLOCKD_FAULT_STALLED ? "stalled: silent for 3 s, or not advancing with the kernel's clock" :
 		  fault == CLOCKD_FAULT_GONE ? "gone: the device disappeared" : "device errors");
 }
@@ -185,17 +202,19 @@ struct clocksource *devices_source_fault(struct devices *dv, uint32_t fault, con
 {
 	unsigned i = dv->src_cur;
 	struct clocksource *next;
+	char f[512];
 
 	set_flag_fault(dv);
 	dev_set(dv, i, CLOCKD_DEV_FAULT, fault);
 	next = open_source_from(dv, i + 1);
+	dev_fields(f, sizeof(f), "source", dv->tab[i].name, dv->tab[i].device, dev_fault_name(fault));
 	if (!next) {
-		log_warnx("source %s%s%s: %s: %s; no other source is configured, readers get ESTALE",
-			  dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
+		log_event(LOG_WARNING, EV_FAULT, f, "source %s%s%s: %s: %s; no other source is configured, readers get "
+			  "ESTALE", dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
 			  dev_fault_name(fault), why);
 		return NULL;
 	}
-	log_warnx("source %s%s%s: %s: %s; now on source %s", dv->tab[i].name,
+	log_event(LOG_WARNING, EV_FAULT, f, "source %s%s%s: %s: %s; now on source %s", dv->tab[i].name,
 		  dv->tab[i].device[0] ? " " : "", dv->tab[i].device, dev_fault_name(fault), why,
 		  dv->tab[dv->src_cur].name);
 	return next;
@@ -205,18 +224,22 @@ struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const
 {
 	unsigned i = dv->tick_cur, t = dv->nsrc + i;
 	struct tick_device *next;
+	char f[512];
 
 	if (dv->tab[t].state == CLOCKD_DEV_FAULT)
 		return NULL; /* already reported, nothing left to try */
 	set_flag_fault(dv);
 	dev_set(dv, t, CLOCKD_DEV_FAULT, fault);
 	next = open_tick_from(dv, i + 1);
+	dev_fields(f, sizeof(f), "tick", dv->tab[t].name, dv->tab[t].device, dev_fault_name(fault));
 	if (!next) {
-		log_warnx("tick %s%s%s: %s: %s; no other tick device is configured", dv->tab[t].name,
-			  dv->tab[t].device[0] ? " " : "", dv->tab[t].device, dev_fault_name(fault), why);
+		log_event(LOG_WARNING, EV_FAULT, f, "tick %s%s%s: %s: %s; no other tick device is configured",
+			  dv->tab[t].name, dv->tab[t].device[0] ? " " : "", dv->tab[t].device, dev_fault_name(fault),
+			  why);
 		return NULL;
 	}
-	log_warnx("tick %s%s%s: %s: %s; now on tick %s", dv->tab[t].name, dv->tab[t].device[0] ? " " : "",
+	log_event(LOG_WARNING, EV_FAULT, f, "tick %s%s%s: %s: %s; now on tick %s", dv->tab[t].name,
+		  dv->tab[t].device[0] ? " " : "",
 		  dv->tab[t].device, dev_fault_name(fault), why, dv->tab[dv->nsrc + dv->tick_cur].name);
 	tick_close(&dv->td[i]);
 	return next;
@@ -225,22 +248,27 @@ struct tick_device *devices_tick_fault(struct devices *dv, uint32_t fault, const
 void devices_tick_recovered(struct devices *dv)
 {
 	unsigned t = dv->nsrc + dv->tick_cur;
+	char f[512];
 
 	if (dv->tab[t].state != CLOCKD_DEV_FAULT)
 		return;
 	dev_set(dv, t, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
-	log_notice("tick %s%s%s: ticking again", dv->tab[t].name, dv->tab[t].device[0] ? " " : "",
-		   dv->tab[t].device);
+	dev_fields(f, sizeof(f), "tick", dv->tab[t].name, dv->tab[t].device, NULL);
+	log_event(LOG_NOTICE, EV_RECOVERED, f, "tick %s%s%s: ticking again", dv->tab[t].name,
+		  dv->tab[t].device[0] ? " " : "", dv->tab[t].device);
 }
 
 void devices_source_recovered(struct devices *dv, int64_t good_ns)
 {
 	unsigned i = dv->src_cur;
+	char f[512];
 
 	if (dv->tab[i].state != CLOCKD_DEV_FAULT)
 		return;
 	dev_set(dv, i, CLOCKD_DEV_ACTIVE, CLOCKD_FAULT_NONE);
-	log_notice("source %s%s%s: behaved for %lld s since its fault; back in use, readers served again",
+	dev_fields(f, sizeof(f), "source", dv->tab[i].name, dv->tab[i].device, NULL);
+	log_event(LOG_NOTICE, EV_RECOVERED, f,
+		  "source %s%s%s: behaved for %lld s since its fault; back in use, readers served again",
 		   dv->tab[i].name, dv->tab[i].device[0] ? " " : "", dv->tab[i].device,
 		   (long long)(good_ns / 1000000000));
 }

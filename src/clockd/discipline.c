@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <clockd/page.h>
 #include "clockd/discipline.h"
+#include "clockd/events.h"
 #include "shared/devnames.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -42,11 +44,16 @@ static void set_synced(struct discipline *d, bool on)
 static void set_state(struct discipline *d, uint32_t s)
 {
 	struct tk_tracking *tr = &d->track;
+	char f[256];
 
 	if (tr->state == s)
 		return;
-	log_notice("reference %s: %s -> %s (offset %+.0f ns, frequency %+.3f ppm)", d->ref_name,
-		   disc_state_name(tr->state), disc_state_name(s), (double)tr->offset_ns, d->freq_ppb / 1000.0);
+	snprintf(f, sizeof(f), "CLOCKD_REFERENCE=%s\nCLOCKD_STATE=%s\nCLOCKD_STATE_BEFORE=%s\nCLOCKD_OFFSET_NS=%.0f\n"
+		 "CLOCKD_FREQUENCY_PPM=%.3f", d->ref_name, disc_state_name(s), disc_state_name(tr->state),
+		 (double)tr->offset_ns, d->freq_ppb / 1000.0);
+	log_event(LOG_NOTICE, EV_STATE, f, "reference %s: %s -> %s (offset %+.0f ns, frequency %+.3f ppm)",
+		  d->ref_name, disc_state_name(tr->state), disc_state_name(s), (double)tr->offset_ns,
+		  d->freq_ppb / 1000.0);
 	/* The RMS offset of a lock is that of the lock, not of the
 	 * acquisition before it. */
 	if (s == CLOCKD_DISC_LOCKED && tr->state != CLOCKD_DISC_HOLDOVER) {
@@ -486,9 +493,13 @@ static void history_mark_trimmed(struct discipline *d)
 
 static void step(struct discipline *d, double x, const char *why)
 {
+	char f[256];
+
 	tk_step_real(d->tk, (int64_t)-x);
 	d->corr_ns -= x;
-	log_notice("reference %s: CLOCKD_REALTIME stepped by %+.0f ns (%s)", d->ref_name, -x, why);
+	snprintf(f, sizeof(f), "CLOCKD_REFERENCE=%s\nCLOCKD_STEP_NS=%.0f\nCLOCKD_REASON=%s", d->ref_name, -x, why);
+	log_event(LOG_NOTICE, EV_STEP, f, "reference %s: CLOCKD_REALTIME stepped by %+.0f ns (%s)", d->ref_name, -x,
+		  why);
 }
 
 /* An event that does not fit: false to drop it. */

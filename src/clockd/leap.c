@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
 #include <string.h>
 #include <sys/timex.h>
 
 #include <clockd/page.h>
+#include "clockd/events.h"
 #include "clockd/leap.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
@@ -38,11 +40,18 @@ static const char *leap_name(uint32_t pending)
 	return pending == CLOCKD_LEAP_INSERT ? "an inserted" : pending == CLOCKD_LEAP_DELETE ? "a deleted" : "no";
 }
 
+/* CLOCKD_LEAP's value (events.h). */
+static const char *leap_field(uint32_t pending)
+{
+	return pending == CLOCKD_LEAP_INSERT ? "insert" : pending == CLOCKD_LEAP_DELETE ? "delete" : "none";
+}
+
 void leap_poll(struct leap *l, int64_t kmono_ns, int64_t real_ns)
 {
 	struct timex tx;
 	uint32_t pending = CLOCKD_LEAP_NONE;
 	int64_t day_end = (floor_div(floor_div(real_ns, SEC_NS), DAY_S) + 1) * DAY_S;
+	char f[160];
 	int state;
 
 	if (l->poll_ns != 0 && kmono_ns - l->poll_ns < SEC_NS)
@@ -60,8 +69,11 @@ void leap_poll(struct leap *l, int64_t kmono_ns, int64_t real_ns)
 		return;
 	}
 	l->failed = false;
-	if (l->known && tx.tai != l->tai)
-		log_notice("the kernel's TAI offset is now %d s (was %d s); CLOCKD_TAI steps with it", tx.tai, l->tai);
+	if (l->known && tx.tai != l->tai) {
+		snprintf(f, sizeof(f), "CLOCKD_TAI_OFFSET=%d\nCLOCKD_TAI_OFFSET_BEFORE=%d", tx.tai, l->tai);
+		log_event(LOG_NOTICE, EV_LEAP, f, "the kernel's TAI offset is now %d s (was %d s); CLOCKD_TAI steps with it",
+			  tx.tai, l->tai);
+	}
 	l->tai = tx.tai;
 	/* After its leap the kernel waits (TIME_WAIT) until the announcement
 	 * is withdrawn (STA_INS and STA_DEL clear) before it takes another;
@@ -76,9 +88,12 @@ void leap_poll(struct leap *l, int64_t kmono_ns, int64_t real_ns)
 		else if (tx.status & STA_DEL)
 			pending = CLOCKD_LEAP_DELETE;
 	}
-	if (l->known ? pending != l->pending : pending != CLOCKD_LEAP_NONE)
-		log_info("the kernel announces %s leap second at the end of the UTC day (TAI offset %d s)",
-			 leap_name(pending), l->tai);
+	if (l->known ? pending != l->pending : pending != CLOCKD_LEAP_NONE) {
+		snprintf(f, sizeof(f), "CLOCKD_LEAP=%s\nCLOCKD_LEAP_AT=%lld\nCLOCKD_TAI_OFFSET=%d", leap_field(pending),
+			 (long long)day_end, l->tai);
+		log_event(LOG_INFO, EV_LEAP, f, "the kernel announces %s leap second at the end of the UTC day (TAI offset %d s)",
+			  leap_name(pending), l->tai);
+	}
 	l->known = true;
 	l->pending = pending;
 	l->leap_sec = day_end;
@@ -87,6 +102,7 @@ void leap_poll(struct leap *l, int64_t kmono_ns, int64_t real_ns)
 void leap_publish(struct leap *l, int64_t real_ns, int64_t mono_ns, uint32_t *leap_word, int32_t *tai_offset)
 {
 	int64_t wall = real_ns - mono_ns, step = wall - l->last_wall_ns;
+	char f[160];
 
 	/* The leap is clockd's realtime stepping by a second across the
 	 * announced midnight: an insertion repeats the second (step back), a
@@ -99,8 +115,11 @@ void leap_publish(struct leap *l, int64_t real_ns, int64_t mono_ns, uint32_t *le
 			l->tai += ins ? 1 : -1;
 			l->done_sec = l->leap_sec;
 			l->wait = true;
-			log_notice("leap second %s at %lld: CLOCKD_REALTIME stepped by %+lld ns, TAI offset now %d s",
-				   ins ? "inserted" : "deleted", (long long)l->leap_sec, (long long)step, l->tai);
+			snprintf(f, sizeof(f), "CLOCKD_LEAP=%s\nCLOCKD_LEAP_AT=%lld\nCLOCKD_STEP_NS=%lld\nCLOCKD_TAI_OFFSET=%d",
+				 ins ? "insert" : "delete", (long long)l->leap_sec, (long long)step, l->tai);
+			log_event(LOG_NOTICE, EV_STEP, f,
+				  "leap second %s at %lld: CLOCKD_REALTIME stepped by %+lld ns, TAI offset now %d s",
+				  ins ? "inserted" : "deleted", (long long)l->leap_sec, (long long)step, l->tai);
 			l->pending = CLOCKD_LEAP_NONE;
 		}
 	}

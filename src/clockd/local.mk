@@ -5,6 +5,7 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/params.c src/clockd/params.h \
 	src/clockd/pagefile.c src/clockd/pagefile.h \
 	src/clockd/leap.c src/clockd/leap.h \
+	src/clockd/events.c src/clockd/events.h \
 	src/clockd/rtsched.c src/clockd/rtsched.h \
 	src/clockd/safepath.c src/clockd/safepath.h \
 	src/clockd/reloadstat.c src/clockd/reloadstat.h \

@@ -76,6 +76,17 @@ static void vlog(int pri, int err, const char *fmt, va_list ap)
 		errno = saved;                                                 \
 	}
 
+void log_at(int pri, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(pri, 0, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
 LOG_FN(log_warn, LOG_WARNING, 1)
 LOG_FN(log_warnx, LOG_WARNING, 0)
 LOG_FN(log_notice, LOG_NOTICE, 0)

@@ -27,6 +27,8 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At priority @pri (LOG_ERR...), no errno. */
+void log_at(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * A condition that can repeat at every tick or every retry (a device call
  * failing, a peer refusing): the first occurrence of a run is logged, the

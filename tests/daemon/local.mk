@@ -50,3 +50,6 @@ EXTRA_DIST += tests/daemon/threads.sh
 # sigmask.sh: a daemon started with its stop signals blocked still stops.
 TESTS += tests/daemon/sigmask.sh
 EXTRA_DIST += tests/daemon/sigmask.sh
+# journal.sh: events reach the journal with MESSAGE_ID and CLOCKD_* fields.
+TESTS += tests/daemon/journal.sh
+EXTRA_DIST += tests/daemon/journal.sh

@@ -302,6 +302,22 @@ chronyc -n sourcestats 2>&1 | sed "s/^/$P # chronyc: /"
 rm -f /etc/chrony/conf.d/clockd.conf "$CLOCKD_CONF.d/chrony.conf"
 systemctl stop chrony.service
 
+# 9c. Structured journal entries: the system reference's lock is a state
+# event, sent with sd_journal_sendv(): MESSAGE_ID and CLOCKD_* fields a
+# reader can select on (clockd(8), JOURNAL FIELDS).
+section "9c. Journal fields"
+conf source=posix tick=timerfd hz=100 stale_after_ms=2000 log_level=info
+c=$(cursor)
+check "clockd.service restarts on the system reference" systemctl restart clockd.service
+locked_entry() {
+	journal_since "$c" -u clockd.service -o verbose MESSAGE_ID=3922ec23399449bda1c859bb20965944 \
+		CLOCKD_STATE=locked | grep -q '^ *CLOCKD_REFERENCE=system$'
+}
+check "journalctl MESSAGE_ID=3922ec23... CLOCKD_STATE=locked finds the lock, CLOCKD_REFERENCE=system" \
+	poll 60 locked_entry
+journal_since "$c" -u clockd.service -o verbose MESSAGE_ID=3922ec23399449bda1c859bb20965944 |
+	grep -E '^ *(MESSAGE|CLOCKD_[A-Z_]*)=' | head -n 8 | sed "s/^ */$P # journal: /"
+
 # 10. A clean stop.
 section "10. A clean stop"
 check "systemctl stop: clockd exits with success" \
