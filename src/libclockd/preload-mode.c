@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "libclockd/internal.h"
 #include "libclockd/preload.h"
@@ -19,6 +20,7 @@
  * clockd passes what the process read away); a daemon whose clocks are
  * further behind is not returned to. */
 #define RETURN_HOLD_MAX_NS 1000000000LL
+#define RETURN_HOLD_MAX_TEXT "1 s" /* the same, for the message */
 /* Switch lines: at most LOG_BURST in any LOG_WINDOW_NS. */
 #define LOG_BURST 5
 #define LOG_WINDOW_NS 10000000000LL
@@ -177,17 +179,48 @@ __attribute__((constructor)) static void preload_init(void)
 
 /* ---- switching ------------------------------------------------------- */
 
+/* Append @s to the line @buf of @size, @*len used so far. */
+static void line_add(char *buf, size_t size, size_t *len, const char *s)
+{
+	while (*s && *len + 1 < size)
+		buf[(*len)++] = *s++;
+	buf[*len] = '\0';
+}
+
+/* Write @s to stderr with write(2) alone: a switch can happen in a
+ * clock_gettime() called from a signal handler, where stdio may not be
+ * used (async-signal-safe). */
+static void say(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t w = write(STDERR_FILENO, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
 /* One stderr line per switch, at most LOG_BURST of them in LOG_WINDOW_NS;
- * the next line printed counts those that were not. */
+ * the next line printed counts those that were not. Async-signal-safe:
+ * an atomic flag, not a lock (a handler's switch while the interrupted
+ * code prints is not shown), and no stdio or strerror(). */
 static void note_switch(bool away, int err)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int busy;
 	static int64_t window;
 	static unsigned int lines, dropped;
-	char more[64] = "";
+	char line[256], num[16];
+	size_t len = 0;
 	int64_t now;
+	int saved = errno;
 
-	if (policy() == POLICY_SILENT || pthread_mutex_trylock(&lock) != 0)
+	if (policy() == POLICY_SILENT || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	now = kernel_ns(CLOCK_MONOTONIC_COARSE);
 	if (lines == 0 || now - window >= LOG_WINDOW_NS) {
@@ -196,19 +229,34 @@ static void note_switch(bool away, int err)
 	}
 	if (lines >= LOG_BURST) {
 		dropped++;
-		pthread_mutex_unlock(&lock);
+		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 		return;
 	}
 	lines++;
-	if (dropped)
-		snprintf(more, sizeof(more), " (%u earlier switches not shown)", dropped);
+	if (away) {
+		const char *why = strerrordesc_np(err);
+
+		line_add(line, sizeof(line), &len, "libclockd-preload: clockd went away (");
+		line_add(line, sizeof(line), &len, why ? why : "unknown error");
+		line_add(line, sizeof(line), &len, "): on the kernel's clocks until it is back");
+	} else {
+		line_add(line, sizeof(line), &len, "libclockd-preload: clockd is back: on its clocks again");
+	}
+	if (dropped) {
+		size_t i = sizeof(num) - 1;
+
+		num[i] = '\0';
+		for (unsigned int v = dropped; i > 0 && (v || i == sizeof(num) - 1); v /= 10)
+			num[--i] = (char)('0' + v % 10);
+		line_add(line, sizeof(line), &len, " (");
+		line_add(line, sizeof(line), &len, num + i);
+		line_add(line, sizeof(line), &len, " earlier switches not shown)");
+	}
+	line_add(line, sizeof(line), &len, "\n");
 	dropped = 0;
-	if (away)
-		fprintf(stderr, "libclockd-preload: clockd went away (%s): on the kernel's clocks until it is back%s\n",
-			strerror(err), more);
-	else
-		fprintf(stderr, "libclockd-preload: clockd is back: on its clocks again%s\n", more);
-	pthread_mutex_unlock(&lock);
+	say(line);
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	errno = saved;
 }
 
 /*
@@ -332,9 +380,8 @@ static void check_return(void)
 		/* For good: the next check never comes. */
 		__atomic_store_n(&next_check, INT64_MAX, __ATOMIC_RELAXED);
 		if (policy() != POLICY_SILENT)
-			fprintf(stderr, "libclockd-preload: clockd is back with clocks more than %d s behind this "
-					"process's: staying on the kernel's clocks\n",
-				(int)(RETURN_HOLD_MAX_NS / NSEC_PER_SEC));
+			say("libclockd-preload: clockd is back with clocks more than " RETURN_HOLD_MAX_TEXT
+			    " behind this process's: staying on the kernel's clocks\n");
 	} else if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST,
 					       __ATOMIC_SEQ_CST)) {
 		note_switch(false, 0);
