@@ -9,9 +9,14 @@
  * previous round), and reads again; the last stretch, shorter than a
  * wake-up costs, is spun on the clock itself (if its resolution is fine). So the sleep never ends
  * before the target on the clockd clock, and ends within about one clock
- * read after it when the CPU is free.
+ * read after it when the CPU is free. Signals are blocked between the
+ * rounds and let in only while waiting (sleep_masked()), so a caught
+ * signal always ends the sleep with EINTR.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -83,9 +88,38 @@ static int64_t kernel_round(clockid_t id, int64_t left, int64_t res, double rate
 	return round;
 }
 
-/* Sleep on the clockd clock @id until it reads @target ns. 0, EINTR, or a
- * read error; *@left is what remained when it stopped. */
-static int sleep_until(clockid_t id, int64_t target, int64_t *left)
+/* A signal is pending that @mask (the caller's) does not block. */
+static bool signal_waiting(const sigset_t *mask)
+{
+	sigset_t pend;
+
+	if (sigpending(&pend) != 0)
+		return false;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&pend, sig) == 1 && sigismember(mask, sig) != 1)
+			return true;
+	return false;
+}
+
+/* Wait @ns on the kernel's CLOCK_MONOTONIC with the caller's signal mask
+ * @mask: 0, or EINTR when a handler ran. */
+static int kernel_wait(int64_t ns, const sigset_t *mask)
+{
+	struct timespec rel = ns_to_ts(ns < 0 ? 0 : ns);
+
+	return ppoll(NULL, 0, &rel, mask) < 0 ? errno : 0;
+}
+
+/*
+ * Sleep on the clockd clock @id until it reads @target ns. 0, EINTR, or a
+ * read error; *@left is what remained when it stopped. Called with every
+ * signal blocked, @mask the caller's own: a signal that comes between two
+ * rounds or while spinning stays pending until the next wait, which
+ * ppoll() makes with @mask, atomically, as pselect() does; so it ends the
+ * sleep, as POSIX has a signal caught during the sleep do, instead of
+ * running its handler and sleeping on.
+ */
+static int sleep_masked(clockid_t id, int64_t target, int64_t *left, const sigset_t *mask)
 {
 	double rate = 1.0;
 	int64_t now = 0, k0, c0, k1, res;
@@ -95,22 +129,25 @@ static int sleep_until(clockid_t id, int64_t target, int64_t *left)
 	res = clockd_clock_getres(id, &r) == 0 ? ts_to_ns(&r) : (int64_t)NSEC_PER_SEC;
 	err = read_ns(id, &now);
 	for (;;) {
+		int64_t round;
+
 		if (err)
 			return err;
 		*left = target - now;
 		if (*left <= 0)
 			return 0;
 		if (*left <= SPIN_NS && res <= FINE_RES_NS) {
+			/* A signal that came meanwhile: delivered now, by a
+			 * wait of zero. */
+			if (signal_waiting(mask) && (err = kernel_wait(0, mask)) != 0)
+				return err;
 			err = read_ns(id, &now);
 			continue;
 		}
-		int64_t round = kernel_round(id, *left, res, rate);
-		struct timespec until;
-
+		round = kernel_round(id, *left, res, rate);
 		k0 = kclock_ns(CLOCK_MONOTONIC);
 		c0 = now;
-		until = ns_to_ts(sat_add(k0, round));
-		err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+		err = kernel_wait(round, mask);
 		if (err == EINTR) {
 			if (read_ns(id, &now) == 0)
 				*left = target - now > 0 ? target - now : 0;
@@ -130,6 +167,19 @@ static int sleep_until(clockid_t id, int64_t target, int64_t *left)
 				rate = seen;
 		}
 	}
+}
+
+static int sleep_until(clockid_t id, int64_t target, int64_t *left)
+{
+	sigset_t all, mask;
+	int err;
+
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_BLOCK, &all, &mask) != 0)
+		return EINVAL; /* not reached: the arguments are valid */
+	err = sleep_masked(id, target, left, &mask);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	return err;
 }
 
 CLOCKD_EXPORT int clockd_clock_nanosleep(clockid_t id, int flags, const struct timespec *req,

@@ -171,8 +171,8 @@ static void check_eintr(void)
 	tap_ok(rc == 0 && end >= target, "sleeping the remainder reaches the first target (%.3f ms after)",
 	       (end - target) / 1e6);
 
-	/* Mid-way between two of the 100 ms rounds an absolute realtime
-	 * sleep is cut into (a signal between rounds is not seen). */
+	/* Mid-way through one of the 100 ms rounds an absolute realtime
+	 * sleep is cut into. */
 	alarm_in_ms(250);
 	start = read_clock(CLOCKD_REALTIME);
 	req = ns_to_ts(start + 500000000);
@@ -182,6 +182,78 @@ static void check_eintr(void)
 	tap_ok(rc == EINTR && rem.tv_sec == 77 && rem.tv_nsec == 77,
 	       "absolute sleep cut by a signal: EINTR, rem untouched (got %d)", rc);
 	signal(SIGALRM, SIG_DFL);
+}
+
+/*
+ * A caught signal ends the sleep wherever it lands: in a kernel wait, or
+ * between two rounds, or in the last stretch the call spins. A thread
+ * sends SIGUSR1 at random every 20-200 us while this one sleeps 40 us
+ * (all spun) and 150 us (a round and a spin) at a time on
+ * CLOCKD_MONOTONIC; a call that returns 0
+ * although its handler ran more than 2 us before its target slept on
+ * past a caught signal. (A handler that runs after the target is fine:
+ * the kernel also returns 0 then and delivers the signal on return.)
+ */
+static volatile sig_atomic_t usr1_count;
+static volatile int64_t usr1_at;
+static volatile int spin_stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_at = read_clock(CLOCKD_MONOTONIC);
+	usr1_count++;
+}
+
+static void *usr1_sender(void *arg)
+{
+	pthread_t main_thread = *(pthread_t *)arg;
+	unsigned seed = 12345;
+
+	while (!spin_stop) {
+		struct timespec d = { 0, 20000 + (long)(rand_r(&seed) % 180000) };
+
+		pthread_kill(main_thread, SIGUSR1);
+		nanosleep(&d, NULL);
+	}
+	return NULL;
+}
+
+static void check_signal_in_spin(void)
+{
+	struct sigaction sa;
+	pthread_t self = pthread_self(), sender;
+	int64_t end = read_clock(CLOCKD_MONOTONIC) + 2 * (int64_t)NSEC_PER_SEC;
+	long calls = 0, cut = 0, late = 0, worst = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1; /* no SA_RESTART: nanosleep is never restarted anyway */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (pthread_create(&sender, NULL, usr1_sender, &self) != 0)
+		tap_bail("pthread_create");
+	while (read_clock(CLOCKD_MONOTONIC) < end) {
+		int64_t target = read_clock(CLOCKD_MONOTONIC) + (calls & 1 ? 150000 : 40000);
+		struct timespec ts = ns_to_ts(target);
+		sig_atomic_t before = usr1_count;
+		int rc = clockd_clock_nanosleep(CLOCKD_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+
+		calls++;
+		if (rc == EINTR) {
+			cut++;
+		} else if (usr1_count != before && usr1_at < target - 2000) {
+			late++;
+			if (target - usr1_at > worst)
+				worst = (long)(target - usr1_at);
+		}
+	}
+	spin_stop = 1;
+	pthread_join(sender, NULL);
+	signal(SIGUSR1, SIG_DFL);
+	tap_ok(late == 0 && cut > 10,
+	       "a caught signal ends the sleep wherever it lands: %ld of %ld sleeps cut by it (EINTR), %ld slept on "
+	       "past their handler (worst %.1f us before the target)",
+	       cut, calls, late, worst / 1e3);
 }
 
 static void check_args(void)
@@ -281,9 +353,10 @@ static void check_nodaemon(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "all") == 0) {
-		tap_plan(10 + 4 + 9 + 12);
+		tap_plan(10 + 4 + 1 + 9 + 12);
 		check_never_early();
 		check_eintr();
+		check_signal_in_spin();
 		check_args();
 		check_delays();
 	} else if (argc == 2 && strcmp(argv[1], "nodaemon") == 0) {
