@@ -56,11 +56,21 @@ ok $? "a link to a foreign directory is resolved and refused"
 mkdir "$T/pub" && chmod 1777 "$T/pub"
 : >"$T/victim" && chmod 600 "$T/victim"
 victim_was=$(stat -c '%u:%g %a' "$T/victim")
-# (The loop ends by itself once $T/pub is gone, whatever kills this test.)
-as_nobody sh -c "while [ -d '$T/pub' ]; do
-	ln -s '$T/victim' '$T/pub/control' 2>/dev/null; ln -s '$T/victim' '$T/pub/page' 2>/dev/null
-	rm -f '$T/pub/control' '$T/pub/page' 2>/dev/null
-done" &
+# The loop is the background job itself (exec: $hold is its pid), holds
+# none of the test's output (the TAP driver waits for that to close), and
+# ends once $T/stop or $T/pub is gone, whatever kills this test: it once
+# outlived the test, planting links faster than the cleanup's rm -rf could
+# empty $T/pub, and held the driver's pipe for ever.
+hold=
+cleanup_more() {
+	: >"$T/stop"
+	[ -z "$hold" ] || { kill "$hold" 2>/dev/null; wait "$hold" 2>/dev/null; }
+}
+(exec setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups sh -c "
+	while [ -d '$T/pub' ] && [ ! -e '$T/stop' ]; do
+		ln -s '$T/victim' '$T/pub/control' 2>/dev/null; ln -s '$T/victim' '$T/pub/page' 2>/dev/null
+		rm -f '$T/pub/control' '$T/pub/page' 2>/dev/null
+	done") </dev/null >/dev/null 2>&1 &
 hold=$!
 served=0 refusals=0 other=0 turned=0 i=0
 while [ $i -lt "$starts" ]; do
@@ -97,7 +107,8 @@ while [ $i -lt "$starts" ]; do
 	# The daemon's own leftovers are root's: nobody cannot remove them.
 	rm -f "$T/pub/control" "$T/pub/page"
 done
-kill "$hold"
+: >"$T/stop"
+kill "$hold" 2>/dev/null
 wait "$hold" 2>/dev/null
 hold=
 echo "# $starts starts against the link loop: $served served, $refusals refused, $other otherwise"
