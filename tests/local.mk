@@ -5,8 +5,11 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_b
 TEST_EXTENSIONS = .sh
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
-SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += build-aux/tap-driver.sh tests/tap.sh tests/clockd.sh
+# Each test in a session of its own, with a time limit, its leftovers
+# killed (build-aux/test-guard.sh).
+LOG_COMPILER = /bin/sh $(top_srcdir)/build-aux/test-guard.sh
+SH_LOG_COMPILER = /bin/sh $(top_srcdir)/build-aux/test-guard.sh $(SHELL)
+EXTRA_DIST += build-aux/tap-driver.sh build-aux/test-guard.sh tests/tap.sh tests/clockd.sh
 
 # The TSan variant: a build configured with --enable-tsan runs the threaded
 # tests (smaller: TSan is slow); a data race fails them (TSan's exit status

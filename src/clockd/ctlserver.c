@@ -621,11 +621,13 @@ static bool refuse_one(struct ctlserver *s, int lfd, int err)
 	close(s->spare_fd);
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd >= 0) {
+		/* Logged first: once the client has its answer, the log says
+		 * why. */
+		if (s->fd_refusals++ == 0)
+			log_warnx("control: out of descriptors (%s): refusing clients with EAGAIN", strerror(err));
 		send_error(fd, 0, EAGAIN, 0, "the daemon is out of descriptors (%s); try again later",
 			   strerror(err));
 		close(fd);
-		if (s->fd_refusals++ == 0)
-			log_warnx("control: out of descriptors (%s): refusing clients with EAGAIN", strerror(err));
 	}
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return fd >= 0 && s->spare_fd >= 0;
