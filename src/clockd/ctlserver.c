@@ -693,6 +693,9 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	log_repeat_end_quiet(&s->client_errors, QUIET_NS, "control: timer clients made again for %d s",
 			     (int)(QUIET_NS / SEC_NS));
 	accept_resume(s);
+	/* The spare lost to another thread at a refusal, taken back. */
+	if (s->spare_fd < 0)
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	oom_sweep(s);
 }
 
