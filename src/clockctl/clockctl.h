@@ -111,6 +111,11 @@ void ctl_explain(const struct clockd_status *st);
  * library's status says whether the daemon is absent, stale or gone). */
 int ctl_read_failed(int err);
 
+/* Whether CPU @cpu is online (sysfs; a CPU without an online file, as
+ * CPU 0 often is, cannot go offline). A timer base whose CPU is offline
+ * runs none of its timers until it is back (clockd(8)). */
+bool ctl_cpu_online(unsigned cpu);
+
 /* "sec.nsec" of a nanosecond count, into @buf. */
 const char *ctl_fmt_ns(char *buf, size_t len, int64_t ns);
 

@@ -250,6 +250,11 @@ static void timer_metrics(const struct mout *m)
 	for (int i = 0; i < n; i++)
 		sample("clockd_timer_lateness_max_seconds", "", num_s(b, sizeof(b), (int64_t)cs[i].late_max_ns),
 		       "cpu", num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
+	family(m, "clockd_timer_cpu_online", "gauge",
+	       "1 when the CPU is online; 0: offline, its timer base runs none of its timers until it is back");
+	for (int i = 0; i < n; i++)
+		sample("clockd_timer_cpu_online", "", ctl_cpu_online(cs[i].cpu) ? "1" : "0", "cpu",
+		       num_u(cpu, sizeof(cpu), cs[i].cpu), LABELS_END);
 }
 
 int verb_metrics(const struct ctl *ctl, int argc, char **argv)

@@ -266,3 +266,18 @@ int ctl_read_failed(int err)
 		ctl_error("time page %s: %s", st.page_path, ctl_strerror(err));
 	return CTL_EXIT_DAEMON;
 }
+
+bool ctl_cpu_online(unsigned cpu)
+{
+	char path[64];
+	int c = '1';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online", cpu);
+	f = fopen(path, "r");
+	if (f) {
+		c = fgetc(f);
+		fclose(f);
+	}
+	return c != '0';
+}

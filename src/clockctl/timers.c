@@ -62,9 +62,10 @@ static void cpus_text(const struct timers_view *v)
 		snprintf(pending, sizeof(pending), "%" PRIu64 "/%" PRIu64, r->pending_jiffies, r->pending_ns);
 		if (next_ms(r->next_expiry_ns, v->now, &ms))
 			snprintf(next, sizeof(next), "%.3f", ms);
-		printf("%-4" PRIu32 " %7" PRIu32 " %15s %12" PRIu64 " %10" PRIu64 " %10s  %.1f/%.1f/%.1f\n", r->cpu,
+		printf("%-4" PRIu32 " %7" PRIu32 " %15s %12" PRIu64 " %10" PRIu64 " %10s  %.1f/%.1f/%.1f%s\n", r->cpu,
 		       r->clients, pending, r->fired, r->overruns, next, (double)r->late_p50_ns / 1e3,
-		       (double)r->late_p99_ns / 1e3, (double)r->late_max_ns / 1e3);
+		       (double)r->late_p99_ns / 1e3, (double)r->late_max_ns / 1e3,
+		       ctl_cpu_online(r->cpu) ? "" : "  CPU offline: its timers wait");
 	}
 }
 
@@ -99,6 +100,7 @@ static struct json_object *cpu_json(const struct clockd_timer_cpu_stats *r, int6
 	json_object_object_add(o, "late_p50_ns", json_object_new_uint64(r->late_p50_ns));
 	json_object_object_add(o, "late_p99_ns", json_object_new_uint64(r->late_p99_ns));
 	json_object_object_add(o, "late_max_ns", json_object_new_uint64(r->late_max_ns));
+	json_object_object_add(o, "online", json_object_new_boolean(ctl_cpu_online(r->cpu)));
 	return o;
 }
 

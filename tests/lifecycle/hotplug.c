@@ -6,7 +6,8 @@
  * base thread for CPU 1 ("clockd-tb/1") is pinned to CPU 1 alone again,
  * and for two seconds every callback runs on CPU 1 (sched_getcpu), in
  * the library's delivery thread pinned to CPU 1 alone again. While
- * CPU 1 is away its callbacks wait; none runs elsewhere after it is back.
+ * CPU 1 is away its callbacks wait, and clockctl timers says so; none runs
+ * elsewhere after it is back.
  * The CPU is always put back online (also on a failed check).
  *
  * Taking a CPU offline moves every pinned thread of the machine, so that
@@ -109,6 +110,26 @@ static int thread_cpus(pid_t pid, const char *name, char *out, size_t len)
 	return found;
 }
 
+/* clockctl timers marks CPU 1 offline (its row ends so). */
+static bool timers_say_offline(void)
+{
+	const char *top = getenv("top_builddir");
+	char cmd[600], line[512];
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s/src/clockctl/clockctl timers 2>&1", top ? top : ".");
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		printf("# %s", line);
+		found = found || (strncmp(line, "1 ", 2) == 0 && strstr(line, "CPU offline: its timers wait"));
+	}
+	pclose(p);
+	return found;
+}
+
 int main(void)
 {
 	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = 1, .fn = on_fire };
@@ -116,6 +137,7 @@ int main(void)
 	struct clockd_status st;
 	char cpus[64] = "?";
 	clockd_timer_t id;
+	bool offline_shown;
 	uint64_t c0;
 
 	if (!getenv("CLOCKD_TEST_HOTPLUG") || strcmp(getenv("CLOCKD_TEST_HOTPLUG"), "1") != 0) {
@@ -149,9 +171,12 @@ int main(void)
 		printf("1..0 # SKIP CPU 1 cannot be taken offline here: %s\n", strerror(errno));
 		return 0; /* the plan says skip (the TAP driver) */
 	}
-	tap_plan(5);
-	td_sleep(NS);
+	tap_plan(6);
+	td_sleep(NS / 2);
+	offline_shown = timers_say_offline();
+	td_sleep(NS / 2);
 	tap_ok(set_online(1) == 0, "CPU 1 offline for 1 s, then online again");
+	tap_ok(offline_shown, "meanwhile clockctl timers marked CPU 1 \"CPU offline: its timers wait\"");
 	/* Let both sides notice and pin again (they retry every 100 ms). */
 	td_sleep(NS);
 	__atomic_store_n(&counting, 1, __ATOMIC_RELEASE);
