@@ -31,7 +31,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
 libevent-dev libsystemd-dev libjson-c-dev libgpiod-dev
 g++ gcc-multilib libtsan2 jq autoconf-archive valgrind groff-base man-db xz-utils qemu-user
 qemu-system-x86 cpio libelf1 libssl3 chrony clang-14 cppcheck systemd rt-tests
-mmdebstrap e2fsprogs dpkg-dev debhelper fakeroot lintian prometheus python3-prometheus-client gnuplot-nox"
+mmdebstrap e2fsprogs dpkg-dev debhelper fakeroot lintian prometheus python3-prometheus-client gnuplot-nox
+procps util-linux"
 
 deps() {
 	missing=
