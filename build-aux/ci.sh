@@ -12,14 +12,15 @@
 #                          (the whole suite again, from the tarball),
 #                          the Debian packages (build-aux/deb.sh: built as
 #                          a user, lintian), make check-hw
-#                          (Debian's kernel under qemu: HPET, RTC, GPIO),
-#                          then a second build on libgpiod 2.x (built from
-#                          the upstream tarball, $LIBGPIOD2_TARBALL, default
+#                          (Debian's kernel under qemu: HPET, RTC, GPIO)
+#                          and beside it make check-systemd (the .debs
+#                          installed under systemd as PID 1 in a qemu
+#                          guest; its root file system from mmdebstrap,
+#                          cached in /var/cache/clockd-vm), then a second
+#                          build on libgpiod 2.x (built from the upstream
+#                          tarball, $LIBGPIOD2_TARBALL, default
 #                          ../shared/deps/libgpiod-2.2.4.tar.gz, into
-#                          build-gpiod2/prefix, kept) and its gpio checks,
-#                          and make check-systemd (the .debs installed under
-#                          systemd as PID 1 in a qemu guest; its root file
-#                          system from mmdebstrap, cached in /var/cache/clockd-vm)
+#                          build-gpiod2/prefix, kept) and its gpio checks
 #   build-aux/ci.sh bench  install, build, make bench
 set -eu
 cd "$(dirname "$0")/.."
@@ -166,9 +167,27 @@ test)
 	fi
 	stage "Debian packages (build-aux/deb.sh: as user builder, then lintian; .debs in build/deb)"
 	build-aux/deb.sh "$top/build/deb"
-	stage "make check-hw (Debian's kernel under qemu; downloads cached in /var/cache/clockd-vm)"
+	# The two qemu guests of this build at once, each on a core of its
+	# own (TCG runs a guest on one host thread): check-systemd in the
+	# background, its output shown when it is done. The cache they share
+	# is filled first, by one process (a cold one downloads the kernel
+	# and builds the systemd root: minutes).
+	stage "make check-hw and make check-systemd, side by side (qemu; downloads and roots cached in /var/cache/clockd-vm)"
+	sh tests/vm/fetch.sh >/dev/null
+	sh tests/vm/sd-rootfs.sh >/dev/null
+	# The guest installs the packages deb.sh built (CLOCKD_VM_DEBS; without
+	# it, the build's make install tree).
+	(cd build && make tests/vm/sd-arm >/dev/null && CLOCKD_VM_DEBS=$top/build/deb make check-systemd) \
+		>build/check-systemd.log 2>&1 &
+	sd_pid=$!
 	(cd build && CLOCKD_VM_GPIOD=v1 make check-hw) | tee build/check-hw.log
+	sd_status=0
+	wait "$sd_pid" || sd_status=$?
+	echo "== make check-systemd (clockd's units under systemd as PID 1; ran beside check-hw)"
+	cat build/check-systemd.log
+	[ "$sd_status" -eq 0 ] || { echo "ci.sh: make check-systemd failed (status $sd_status)" >&2; exit 1; }
 	hw_passed build/check-hw.log
+	hw_passed build/check-systemd.log
 	stage "libgpiod $GPIOD2_VERSION (v2 API): a clockd build on it, make check-hw's gpio checks"
 	gpiod2_prefix=$(gpiod2)
 	PKG_CONFIG_PATH=$gpiod2_prefix/lib/pkgconfig build build-gpiod2/build
@@ -179,11 +198,6 @@ test)
 	(cd build-gpiod2/build && CLOCKD_VM_CHECKS=gpio CLOCKD_VM_GPIOD=v2 make check-hw) |
 		tee build-gpiod2/check-hw.log
 	hw_passed build-gpiod2/check-hw.log
-	stage "make check-systemd (clockd's units under systemd as PID 1, qemu; root cached in /var/cache/clockd-vm)"
-	# The guest installs the packages deb.sh built (CLOCKD_VM_DEBS; without
-	# it, the build's make install tree).
-	(cd build && CLOCKD_VM_DEBS=$top/build/deb make check-systemd) | tee build/check-systemd.log
-	hw_passed build/check-systemd.log
 	stage ""
 	echo "ci.sh: all passed in $(($(date +%s) - start)) s"
 	;;
