@@ -256,9 +256,13 @@ CLOCKD_EXPORT int clockd_timer_delete(clockd_timer_t t)
 		return fail(EDEADLK);
 	}
 	/* Not pending first, so that no further callback starts while we
-	 * wait for the running one. */
+	 * wait for the running one; that one runs unlocked and may arm the
+	 * timer again: cancelled again then, until it neither runs nor is
+	 * pending (as clockd_del_timer_sync()). Freed while still pending,
+	 * its id would name freed memory to the next expiry. */
 	lib_core_cancel(&t->core);
-	lib_core_wait(&t->core);
+	while (lib_core_wait(&t->core) == 0 && lib_core_pending(&t->core))
+		lib_core_cancel(&t->core);
 	lib_core_release(&t->core);
 	lib_tlock_unlock();
 	if (t->efd >= 0)

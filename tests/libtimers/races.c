@@ -10,9 +10,11 @@
  *    own callback fail with EDEADLK;
  *  - a 1 ms periodic POSIX timer whose callback sleeps 20 ms counts
  *    overruns: timer_getoverrun() >= 15, and the expiries notified plus
- *    their overruns track elapsed / period.
+ *    their overruns track elapsed / period;
+ *  - clockd_timer_delete() while the callback arms the timer again.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -164,17 +166,74 @@ static void test_overrun(void)
 	       (unsigned long long)sum, (double)elapsed / MS, ratio);
 }
 
+/*
+ * clockd_timer_delete() while the timer's callback runs and arms it
+ * again: the callback sleeps 2 ms, then re-arms its timer for 1 ms; the
+ * main thread deletes the timer meanwhile (it waits for the callback).
+ * Once delete returns no callback may run for it: deleted while armed
+ * again, its id named freed memory to the next expiry (a use after
+ * free, ASan in CI: tests/libtimers/early).
+ */
+struct rearmer {
+	clockd_timer_t id;
+	int deleted;       /* set once clockd_timer_delete() returned */
+	uint64_t calls, after;
+};
+
+static void rearm_self(union sigval v)
+{
+	struct rearmer *r = v.sival_ptr;
+	struct itimerspec again = { .it_value = { .tv_nsec = MS } };
+
+	if (__atomic_load_n(&r->deleted, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&r->after, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->calls, 1, __ATOMIC_RELEASE);
+	td_sleep(2 * MS);
+	clockd_timer_settime(r->id, 0, &again, NULL);
+}
+
+static void test_delete_rearming(void)
+{
+	static struct rearmer rs[50];
+	struct itimerspec first = { .it_value = { .tv_nsec = MS } };
+	uint64_t after = 0;
+	int made = 0;
+
+	for (int i = 0; i < 50; i++) {
+		struct rearmer *r = &rs[i];
+		struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = -1, .fn = rearm_self,
+					       .value.sival_ptr = r };
+
+		if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &r->id) < 0 ||
+		    clockd_timer_settime(r->id, 0, &first, NULL) < 0)
+			continue;
+		made++;
+		/* Into its callback's sleep, before the re-arm. */
+		td_wait_u64(&r->calls, 1, WAIT_NS);
+		td_sleep(MS);
+		clockd_timer_delete(r->id);
+		__atomic_store_n(&r->deleted, 1, __ATOMIC_RELEASE);
+	}
+	td_sleep(50 * MS);
+	for (int i = 0; i < 50; i++)
+		after += __atomic_load_n(&rs[i].after, __ATOMIC_RELAXED);
+	tap_ok(made == 50 && after == 0,
+	       "clockd_timer_delete() while the callback arms the timer again: no callback after it returned "
+	       "(%" PRIu64 " callbacks after; %d of 50 timers made)", after, made);
+}
+
 int main(void)
 {
 	static const char *const opts[] = { "hz=1000", NULL };
 
 	td_init();
 	td_start(opts);
-	tap_plan(13);
+	tap_plan(14);
 	test_del_sync();
 	test_mod_running();
 	test_self();
 	test_posix_self();
 	test_overrun();
+	test_delete_rearming();
 	return tap_done();
 }
