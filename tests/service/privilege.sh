@@ -102,10 +102,17 @@ all_sched() {
 	done
 	[ $found -eq 1 ]
 }
+# threads_are TICK BASES [MAIN]: the tick thread's "policy prio", every
+# timer base's, and the main thread's if given. Polled: the daemon
+# starts its timer bases after its page is live.
+threads_are() {
+	[ "$(sched_of clockd-tick)" = "$1" ] && all_sched clockd-tb/ "$2" &&
+		{ [ -z "${3:-}" ] || [ "$(sched_of clockd)" = "$3" ]; }
+}
 run f -o user=nobody
 [ "$(field "$dpid" CapEff)" = 0000000000800000 ]
 ok $? "defaults: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
-[ "$(sched_of clockd-tick)" = "1 40" ] && all_sched clockd-tb/ "1 30" && [ "$(sched_of clockd)" = "0 0" ]
+poll "$DEADLINE_S" threads_are "1 40" "1 30" "0 0"
 ok $? "defaults: the tick thread SCHED_FIFO 40 ($(sched_of clockd-tick)), every timer thread SCHED_FIFO 30 ($(sched_of clockd-tb/0)), the main thread SCHED_OTHER"
 has "$tmp/f.log" 'scheduling: SCHED_FIFO, tick thread at 40, timer threads at 30'
 ok $? "the log says so"
@@ -114,7 +121,7 @@ stop
 run d -o user=nobody -o tick_priority=3 -o timer_priority=0
 [ "$(field "$dpid" CapEff)" = 0000000000800000 ]
 ok $? "tick_priority 3: only CAP_SYS_NICE (CapEff $(field "$dpid" CapEff))"
-[ "$(sched_of clockd-tick)" = "1 3" ] && all_sched clockd-tb/ "0 0"
+poll "$DEADLINE_S" threads_are "1 3" "0 0"
 ok $? "the tick thread runs SCHED_FIFO 3 ($(sched_of clockd-tick)), the timer threads SCHED_OTHER ($(sched_of clockd-tb/0))"
 stop
 [ $tap_failed -eq 0 ] || diag_file "$tmp/d.log"
@@ -127,7 +134,7 @@ dpid=$!
 pids="$pids $dpid"
 poll "$DEADLINE_S" env CLOCKD_SHM="$tmp/nb/page" "$CLOCKCTL" status >/dev/null 2>&1 ||
 	{ diag_file "$tmp/e.log"; bail "clockd as nobody did not go live"; }
-[ "$(sched_of clockd-tick)" = "0 0" ] && all_sched clockd-tb/ "0 0"
+poll "$DEADLINE_S" threads_are "0 0" "0 0"
 ok $? "without CAP_SYS_NICE: the tick thread ($(sched_of clockd-tick)) and the timer threads ($(sched_of clockd-tb/0)) run SCHED_OTHER"
 [ "$(grep -c 'scheduling' "$tmp/e.log")" -eq 1 ] &&
 	has "$tmp/e.log" 'scheduling: SCHED_FIFO not permitted \(no CAP_SYS_NICE, RLIMIT_RTPRIO 0\): the tick thread \(tick_priority 3\) and the timer threads \(timer_priority 30\) run SCHED_OTHER instead'
