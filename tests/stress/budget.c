@@ -107,13 +107,27 @@ static int time_client(int cpu, int secs, int64_t q[3])
 	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t) < 0)
 		return -1;
 	fd = clockd_timer_fd(t);
-	start = mono_ns();
-	next = start + 1000000;
-	end = start + (int64_t)secs * NSEC_PER_SEC;
-	its.it_value.tv_sec = next / NSEC_PER_SEC;
-	its.it_value.tv_nsec = next % NSEC_PER_SEC;
-	if (clockd_timer_settime(t, TIMER_ABSTIME, &its, NULL) < 0)
-		return -1;
+	/* EAGAIN: the daemon cannot take it for now (a loaded machine kept
+	 * it from answering the connection in time): try again, as its
+	 * errno says, for up to 10 s. */
+	for (int tries = 0;; tries++) {
+		start = mono_ns();
+		next = start + 1000000;
+		end = start + (int64_t)secs * NSEC_PER_SEC;
+		its.it_value.tv_sec = next / NSEC_PER_SEC;
+		its.it_value.tv_nsec = next % NSEC_PER_SEC;
+		if (clockd_timer_settime(t, TIMER_ABSTIME, &its, NULL) == 0)
+			break;
+		if (errno != EAGAIN || tries == 100) {
+			int err = errno;
+
+			clockd_timer_delete(t);
+			errno = err;
+			return -1;
+		}
+		fprintf(stderr, "budget: timer_settime: EAGAIN, trying again\n");
+		poll(NULL, 0, 100);
+	}
 	while ((now = mono_ns()) < end && k < MAX_SAMPLES) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -122,11 +136,19 @@ static int time_client(int cpu, int secs, int64_t q[3])
 		 * one's) a SCHED_OTHER delivery thread once waited 1 s: the
 		 * lateness is what the figures below report. */
 		int r = poll(&p, 1, 5000);
+		ssize_t got = r == 1 ? read(fd, &n, sizeof(n)) : -1;
 
+		if (got < 0 && r == 1 && errno == EAGAIN)
+			continue; /* not yet (clockd_timer_create(3)'s example) */
 		if (r == 0)
 			errno = ETIMEDOUT; /* no expiry for 5 s */
-		if (r != 1 || read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		if (got != (ssize_t)sizeof(n)) {
+			int err = errno;
+
+			clockd_timer_delete(t);
+			errno = err;
 			return -1;
+		}
 		now = mono_ns();
 		/* The last of the n expiries notified was due at next + (n - 1) ms. */
 		next += (int64_t)(n - 1) * 1000000;
