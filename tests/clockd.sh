@@ -13,6 +13,9 @@
 #   clockd_live PAGE          clockctl calls the daemon of PAGE live
 #   clockd_serving PAGE SOCK  ... and its control socket SOCK is there
 #   show_log LOG              LOG as TAP comments ("# clockd: ...")
+#   threads_sched PID PREFIX  the distinct "policy/priority" (1: SCHED_FIFO)
+#                             of PID's threads named PREFIX*, one line
+#                             each, nothing while there is no such thread
 : "${top_builddir:?run from make check (top_builddir unset)}"
 CLOCKD=$top_builddir/src/clockd/clockd
 CLOCKCTL=$top_builddir/src/clockctl/clockctl
@@ -56,4 +59,12 @@ clockd_serving() {
 
 show_log() {
 	sed 's/^/# clockd: /' "$1"
+}
+
+threads_sched() {
+	for threads_sched_t in /proc/"$1"/task/*; do
+		case $(cat "$threads_sched_t/comm" 2>/dev/null) in
+		"$2"*) awk '{ print $41 "/" $40 }' "$threads_sched_t/stat" 2>/dev/null ;;
+		esac
+	done | sort -u
 }

@@ -94,13 +94,7 @@ sched_of() {
 # all_sched PREFIX "POLICY PRIO": every thread whose name starts with PREFIX
 # (clockd-tb/: every timer base) has them, and there is one
 all_sched() {
-	found=0
-	for t in /proc/"$dpid"/task/*; do
-		case $(cat "$t/comm") in
-		"$1"*) found=1; [ "$(awk '{ print $41, $40 }' "$t/stat")" = "$2" ] || return 1 ;;
-		esac
-	done
-	[ $found -eq 1 ]
+	[ "$(threads_sched "$dpid" "$1")" = "${2% *}/${2#* }" ]
 }
 # threads_are TICK BASES [MAIN]: the tick thread's "policy prio", every
 # timer base's, and the main thread's if given. Polled: the daemon

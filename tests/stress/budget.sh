@@ -33,18 +33,15 @@ secs=${BUDGET_S:-5}
 private_dir budget
 
 start_clockd
-# policy (1: SCHED_FIFO) and priority of every timer base thread
-bases_sched() {
-	for t in /proc/"$pid"/task/*; do
-		case $(cat "$t/comm") in clockd-tb/*) awk '{ print $41 "/" $40 }' "$t/stat" ;; esac
-	done | sort -u | tr '\n' ' '
-}
-sched=$(bases_sched)
+# Every timer base runs SCHED_FIFO 30. Polled: the daemon starts its
+# timer bases after its page is live.
+bases_are() { [ "$(threads_sched "$pid" clockd-tb/)" = "$1" ]; }
 if [ "$(id -u)" -eq 0 ]; then
-	[ "$sched" = "1/30 " ]
-	ok $? "the timer threads run their default SCHED_FIFO 30 (policy/priority: $sched)"
+	poll 30 bases_are 1/30
+	ok $? "the timer threads run their default SCHED_FIFO 30 (policy/priority: $(threads_sched "$pid" clockd-tb/ | tr '\n' ' '))"
 else
-	echo "# not root: the timer threads run SCHED_OTHER ($sched)"
+	poll 30 bases_are 0/0
+	echo "# not root: the timer threads run SCHED_OTHER ($(threads_sched "$pid" clockd-tb/ | tr '\n' ' '))"
 fi
 "$BUDGET" cpu "$pid" 0 "$secs" >"$T/cpu" &
 bpid=$!
