@@ -10,7 +10,11 @@
  *    process sees CLOCK_REALTIME (and CLOCK_REALTIME_COARSE) shifted by it,
  *    so writing the file steps the system time as far as the daemon can
  *    tell, without touching the machine's clock (wallstep.sh). The file
- *    is read at most every 10 ms, so a change takes effect within that;
+ *    is read at most every 10 ms, so a change takes effect within that.
+ *    A second number, LEAP_AT (s), inserts a leap second there as the
+ *    kernel does: once the shifted time reaches LEAP_AT, it is put back a
+ *    second, so the second before LEAP_AT repeats at the very instant,
+ *    however late the test gets to look (leap.sh);
  *  - $CLOCKD_TEST_ADJTIMEX names a file holding "STATUS TAI STATE"; while
  *    it exists, a read-only adjtimex() (modes 0) reports the kernel's own
  *    answer with the STA_INS/STA_DEL bits of STATUS, the TAI offset TAI and
@@ -61,34 +65,45 @@ ssize_t read(int fd, void *buf, size_t count)
 	return real_read(fd, buf, count);
 }
 
-/* The offset in the file (0 if there is none), re-read at most every
- * 10 ms so that a read of CLOCK_REALTIME stays as fast as the daemon
- * expects (it brackets it between two reads of CLOCK_MONOTONIC). */
-static long long realtime_offset(int (*real_clock_gettime)(clockid_t, struct timespec *))
+/* The offset and leap instant in the file (0 if there is none), re-read
+ * at most every 10 ms so that a read of CLOCK_REALTIME stays as fast as
+ * the daemon expects (it brackets it between two reads of
+ * CLOCK_MONOTONIC). */
+static long long realtime_offset(int (*real_clock_gettime)(clockid_t, struct timespec *), long long *leap_at)
 {
-	static __thread long long cached, next_read;
+	static __thread long long cached, cached_leap, next_read;
 	const char *path = getenv("CLOCKD_TEST_REALTIME_OFFSET");
 	struct timespec now;
-	long long off = 0, t;
+	long long off = 0, at = 0, t;
 	FILE *f;
 
 	real_clock_gettime(CLOCK_MONOTONIC, &now);
 	t = (long long)now.tv_sec * 1000000000 + now.tv_nsec;
-	if (t < next_read)
+	if (t < next_read) {
+		*leap_at = cached_leap;
 		return cached;
+	}
 	next_read = t + 10000000;
 	if (path && (f = fopen(path, "re"))) {
-		if (fscanf(f, "%lld", &off) != 1)
-			off = 0;
+		switch (fscanf(f, "%lld %lld", &off, &at)) {
+		case 2:
+			break;
+		case 1:
+			at = 0;
+			break;
+		default:
+			off = at = 0;
+		}
 		fclose(f);
 	}
+	*leap_at = cached_leap = at;
 	return cached = off;
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)
 {
 	static int (*real_clock_gettime)(clockid_t, struct timespec *);
-	long long ns;
+	long long ns, leap_at;
 	int r;
 
 	if (!real_clock_gettime)
@@ -96,7 +111,9 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 	r = real_clock_gettime(id, ts);
 	if (r != 0 || (id != CLOCK_REALTIME && id != CLOCK_REALTIME_COARSE))
 		return r;
-	ns = (long long)ts->tv_sec * 1000000000 + ts->tv_nsec + realtime_offset(real_clock_gettime);
+	ns = (long long)ts->tv_sec * 1000000000 + ts->tv_nsec + realtime_offset(real_clock_gettime, &leap_at);
+	if (leap_at != 0 && ns >= leap_at * 1000000000)
+		ns -= 1000000000;
 	ts->tv_sec = (time_t)(ns / 1000000000);
 	ts->tv_nsec = (long)(ns % 1000000000);
 	if (ts->tv_nsec < 0) {

@@ -55,15 +55,17 @@ ok $? "NTP SHM: leap 1 (LEAP_ADDSECOND): $r"
 r=$("$EXPTOOL" recv "$sock" 10 1)
 ok $? "chrony SOCK: leap 1 (LEAP_InsertSecond): $r"
 
-# Midnight: the daemon's realtime at 23:59:58.5, then the kernel's leap
-# once it has passed midnight: realtime back a second, TAI offset 38 (the
-# daemon sees it within LEAP_WINDOW_NS, 5 s, of midnight).
-put_realtime -1500000000
-poll 10 sh -c "[ \$(\"$CLOCKCTL\" --page \"$CLOCKD_SHM\" --json time | jq -r '.realtime.sec') -ge $midnight ]"
-ok $? "CLOCKD_REALTIME reaches midnight"
+# Midnight: the daemon's realtime 4 s before it, and the trap inserts
+# the leap second at midnight itself (realtime back a second), whenever
+# the test gets to look; the kernel's state after it (TAI offset 38) is
+# written once the daemon's realtime is inside LEAP_WINDOW_NS (5 s) of
+# midnight, where the daemon no longer reads the kernel's state.
+put_realtime -4000000000
+echo "$off $midnight" >"$T/offset"
+poll 10 sh -c "[ \$(\"$CLOCKCTL\" --page \"$CLOCKD_SHM\" --json time | jq -r '.realtime.sec') -ge $((midnight - 5)) ]"
+ok $? "CLOCKD_REALTIME reaches the last seconds of the day"
 tai_before=$(status '.tai_offset')
 d0=$(tai_mono_ms)
-echo $((off - 1000000000)) >"$T/offset"
 # STA_INS stays set (nobody withdraws it); TIME_ERROR: an unsynchronised
 # kernel clock hides its TIME_WAIT. The daemon must not announce another.
 echo "16 38 5" >"$T/adjtimex"
