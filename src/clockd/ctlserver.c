@@ -322,6 +322,17 @@ static int do_cancel(struct conn *c, const struct ctl_msg *req)
 	return reply_ok_or_error(c, req, req->u.cancel.timer_id, rc);
 }
 
+static int do_reserve(struct conn *c, const struct ctl_msg *req)
+{
+	int rc = tb_client_reserve(c->srv->tb, c->tbc, req->u.reserve.count);
+
+	if (rc < 0)
+		return send_error(c->fd, req->seq, -rc, req->type, "RESERVE of %" PRId32 " timer ids: %s",
+				  req->u.reserve.count,
+				  rc == -EAGAIN ? "max_timers_per_user reached" : strerror(-rc));
+	return reply_ok_or_error(c, req, 0, 0);
+}
+
 static int do_stats(struct conn *c, const struct ctl_msg *req)
 {
 	struct tb_client_stats st;
@@ -426,6 +437,7 @@ static const struct {
 	{ CTL_STATS, true, do_stats },
 	{ CTL_CPU_STATS, false, do_cpu_stats },
 	{ CTL_CLIENT_STATS, false, do_client_stats },
+	{ CTL_RESERVE, true, do_reserve },
 };
 
 static int dispatch(struct conn *c, const struct ctl_msg *req)

@@ -65,6 +65,10 @@ struct lib_conn {
 	struct lib_cpu pair[TIMER_SHM_MAX_CPUS];
 	int refs;                   /* under lib_tlock */
 	bool dead;                  /* under lib_tlock */
+	uint32_t max_timers;        /* its HELLO_ACK's */
+	uint32_t reserved;          /* ids reserved for ids_claimed (RESERVE) */
+	uint32_t seq;               /* of its last request */
+	bool no_reserve;            /* its daemon does not know RESERVE */
 };
 
 static const struct lib_conn_ops *ops; /* the timer table's (lib_conn_get) */
@@ -397,6 +401,11 @@ static int conn_install(struct lib_conn *c, const struct ctl_hello_ack *ack)
 	}
 	cur = c;
 	reconnecting = false;
+	c->max_timers = ack->max_timers;
+	/* The POSIX timers' ids, again: refused (a newcomer took the user's
+	 * quota meanwhile), the re-arms are still let through for a while
+	 * after the daemon's start (CTL_ARM_REARM). */
+	(void)lib_conn_cover(c);
 	lost += ops->table_rearm(c);
 	/* Timers the new daemon would not take (its quota) are lost: say so
 	 * as a lost connection does. */
@@ -528,6 +537,123 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 		}
 	}
 	return 0;
+}
+
+/* ---- reserved timer ids ---- */
+
+/*
+ * A POSIX timer claims one of max_timers_per_user at timer_create, where
+ * POSIX has EAGAIN for it: the connection reserves ids on the daemon
+ * (RESERVE) to cover ids_claimed, asking for up to RESERVE_CHUNK more at
+ * once (as many as are claimed, doubling), and gives back what is spare
+ * beyond twice that. The POSIX timers' ARMs are marked CTL_ARM_RESERVED
+ * and are then never refused for the quota.
+ */
+#define RESERVE_CHUNK 64
+static uint32_t ids_claimed; /* POSIX timers alive (lib_tlock) */
+
+/* The daemon's answer to a request of seq @seq: 0, or -errno. An ERROR
+ * with seq 0 is the daemon's refusal of a message it did not read (its
+ * message rate): the answer too. */
+static int recv_reply(struct lib_conn *c, uint32_t seq)
+{
+	unsigned char buf[CTL_MSG_MAX];
+	int64_t end = mono_ns() + (int64_t)HELLO_TIMEOUT_S * 1000000000;
+	struct ctl_msg m;
+	ssize_t len;
+
+	for (;;) {
+		len = recv(c->sock, buf, sizeof(buf), 0);
+		if (len < 0 && errno == EINTR && mono_ns() < end)
+			continue;
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (len == 0)
+			return -ECONNRESET;
+		if (ctl_decode(buf, (size_t)len, NULL, &m, NULL, 0) < 0)
+			return -EPROTO;
+		if (m.seq == seq && m.type == CTL_OK)
+			return 0;
+		if (m.type == CTL_ERROR && (m.seq == seq || m.seq == 0))
+			return -m.u.error.errno_code;
+		/* A late answer to a request that timed out: not ours. */
+	}
+}
+
+static int reserve_call(struct lib_conn *c, int32_t count)
+{
+	unsigned char buf[CTL_MSG_MAX];
+	struct ctl_msg m;
+	size_t len;
+	int err;
+
+	ctl_msg_init(&m, CTL_RESERVE, ++c->seq);
+	m.u.reserve.count = count;
+	len = ctl_encode(&m, buf, sizeof(buf));
+	if (len == 0)
+		return -EINVAL;
+	if (send(c->sock, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	err = recv_reply(c, m.seq);
+	if (err == 0 && count > 0)
+		c->reserved += (uint32_t)count;
+	else if (err == 0)
+		c->reserved -= (uint32_t)-count;
+	/* A daemon from before RESERVE: the timers count when armed. */
+	if (err == -EPROTO || err == -EINVAL || err == -ENOTCONN)
+		c->no_reserve = true;
+	return err;
+}
+
+int lib_conn_cover(struct lib_conn *c)
+{
+	uint32_t need, ask;
+	int err;
+
+	if (c->no_reserve || c->reserved >= ids_claimed)
+		return 0;
+	need = ids_claimed - c->reserved;
+	if (need > c->max_timers - c->reserved)
+		return -EAGAIN;
+	ask = ids_claimed < RESERVE_CHUNK ? ids_claimed : RESERVE_CHUNK;
+	if (ask < need)
+		ask = need;
+	if (ask > c->max_timers - c->reserved)
+		ask = c->max_timers - c->reserved;
+	err = reserve_call(c, (int32_t)ask);
+	if (err == -EAGAIN && ask > need)
+		err = reserve_call(c, (int32_t)need);
+	return err;
+}
+
+int lib_conn_claim(void)
+{
+	int err;
+
+	ids_claimed++;
+	if (!cur)
+		return 0; /* the arm that connects reserves it */
+	err = lib_conn_cover(cur);
+	if (err == -EAGAIN) {
+		ids_claimed--;
+		return err;
+	}
+	return 0;
+}
+
+void lib_conn_unclaim(void)
+{
+	uint32_t keep, spare;
+
+	if (ids_claimed == 0) /* a parent's timer, in a child */
+		return;
+	ids_claimed--;
+	if (!cur || cur->no_reserve)
+		return;
+	keep = ids_claimed == 0 ? 1 : ids_claimed < RESERVE_CHUNK ? ids_claimed : RESERVE_CHUNK;
+	spare = cur->reserved > ids_claimed ? cur->reserved - ids_claimed : 0;
+	if (spare > 2 * keep)
+		(void)reserve_call(cur, -(int32_t)(spare - keep));
 }
 
 /* ---- reconnecting ---- */
@@ -900,6 +1026,7 @@ static void after_fork_child(void)
 	timers_used = epoll_fd >= 0;
 	if (ops)
 		ops->table_drop();
+	ids_claimed = 0;
 	lost_report = false;
 	reconnecting = false;
 	reconnector = false;

@@ -201,6 +201,15 @@ int lib_conn_serve(struct lib_conn *c, int k);
 void lib_conn_lose(struct lib_conn *c);
 /* The current connection, or NULL (no connection attempt). */
 struct lib_conn *lib_conn_current(void);
+/* A POSIX timer made (timer_create) claims one of its user's
+ * max_timers_per_user: reserved on the daemon now if connected (else
+ * when an arm connects). 0, or -EAGAIN when the user has none left. */
+int lib_conn_claim(void);
+/* A POSIX timer deleted: its claim given back (spare reserved ids too). */
+void lib_conn_unclaim(void);
+/* Reserve on @c what the claims need: 0, or -EAGAIN (the user's quota
+ * is full), or another -errno (the ARMs then count when armed). */
+int lib_conn_cover(struct lib_conn *c);
 /* The connection was lost and the library is reconnecting: an arming call
  * that cannot connect keeps its timer pending for the new connection. */
 bool lib_conn_reconnecting(void);
@@ -213,6 +222,10 @@ bool lib_conn_reconnecting(void);
 int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t);
 /* With lib_tlock held: disarm; 1 if it was pending, 0 if not, -errno. */
 int lib_core_cancel(struct lib_tcore *core);
+/* With lib_tlock held: lib_conn_claim() and lib_conn_unclaim(), for the
+ * POSIX timers (ptimer.c). */
+int lib_core_claim(void);
+void lib_core_unclaim(void);
 bool lib_core_pending(const struct lib_tcore *core);
 /* With lib_tlock held: wait until no callback of @core runs;
  * -EDEADLK from its own callback. */
@@ -241,5 +254,9 @@ void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops);
 /* The longest lead a daemon may hand an expiry over with (timer_lead_ns,
  * at most 1 ms): a delivery waits no longer than this for its expiry. */
 #define LIB_LEAD_MAX_NS 1000000
+
+/* ptimer.c: the si_timerid of @t's signals (SIGEV_SIGNAL), as the kernel
+ * gives its timer's id there: the preload's timer id. 0 unless set. */
+void lib_ptimer_set_sigid(clockd_timer_t t, int id);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "libclockd/internal.h"
 #include "libclockd/preload.h"
 #include "shared/tickmath.h"
 
@@ -136,6 +137,9 @@ static int create_own(clockid_t c, const struct sigevent *sev, timer_t *timerid)
 		errno = err;
 		return -1;
 	}
+	/* The kernel's si_timerid is its id for the timer: ours, as an int
+	 * (the slot; OWN_BASE's low 32 bits are zero). */
+	lib_ptimer_set_sigid(t, slot);
 	__atomic_store_n(&own[slot], t, __ATOMIC_RELEASE);
 	*timerid = own_id(slot);
 	return 0;

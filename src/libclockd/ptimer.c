@@ -36,6 +36,7 @@ struct clockd_posix_timer {
 	int overrun;            /* of the last expiry notified */
 	uint64_t counted;       /* expiries of this arm notified or overrun */
 	bool queued;            /* CLOCKD_SIGEV_SIGNAL: one was sent */
+	int sigid;              /* its signals' si_timerid */
 };
 
 static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct lib_ptimer_note *n);
@@ -128,6 +129,16 @@ CLOCKD_EXPORT int clockd_timer_create(clockid_t clock, const struct clockd_sigev
 			return fail(err);
 		}
 	}
+	/* One of the user's max_timers_per_user, now: POSIX's EAGAIN. */
+	lib_tlock_lock();
+	err = lib_core_claim();
+	lib_tlock_unlock();
+	if (err < 0) {
+		if (t->efd >= 0)
+			close(t->efd);
+		free(t);
+		return fail(-err);
+	}
 	*timerid = t;
 	return 0;
 }
@@ -163,7 +174,7 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 {
 	clockid_t base = flags & TIMER_ABSTIME ? t->clock : CLOCKD_MONOTONIC;
 	struct timerrec rec = { .clock = base == CLOCKD_REALTIME ? CTL_CLOCK_REALTIME : CTL_CLOCK_MONOTONIC,
-				.flags = CTL_ARM_ABSTIME };
+				.flags = CTL_ARM_ABSTIME | CTL_ARM_RESERVED };
 	int64_t at = ts_ns(&v->it_value), period = ts_ns(&v->it_interval);
 	struct timespec now;
 	int err;
@@ -264,11 +275,17 @@ CLOCKD_EXPORT int clockd_timer_delete(clockd_timer_t t)
 	while (lib_core_wait(&t->core) == 0 && lib_core_pending(&t->core))
 		lib_core_cancel(&t->core);
 	lib_core_release(&t->core);
+	lib_core_unclaim();
 	lib_tlock_unlock();
 	if (t->efd >= 0)
 		close(t->efd);
 	free(t);
 	return 0;
+}
+
+void lib_ptimer_set_sigid(clockd_timer_t t, int id)
+{
+	t->sigid = id;
 }
 
 CLOCKD_EXPORT int clockd_timer_fd(clockd_timer_t t)
@@ -347,6 +364,7 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 	si.si_code = SI_TIMER;
 	si.si_value = t->sev.value;
 	si.si_overrun = over;
+	si.si_timerid = t->sigid;
 	if (syscall(SYS_rt_sigqueueinfo, getpid(), t->sev.signo, &si) != 0)
 		sigqueue(getpid(), t->sev.signo, t->sev.value);
 }

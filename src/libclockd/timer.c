@@ -356,6 +356,10 @@ static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 	k = lib_conn_index(c, cpu);
 	if (k < 0)
 		return -ENXIO;
+	/* A POSIX timer's id, reserved at timer_create or now: past the
+	 * user's quota the arm fails here, not later (its record would). */
+	if ((rec.flags & CTL_ARM_RESERVED) && lib_conn_cover(c) == -EAGAIN)
+		return -EAGAIN;
 	if (!core_current(core)) {
 		core->pending = 0;
 		core->has_id = 0;
@@ -387,6 +391,16 @@ err_release:
 	core->pending = 0;
 	lib_core_release(core);
 	return err;
+}
+
+int lib_core_claim(void)
+{
+	return lib_conn_claim();
+}
+
+void lib_core_unclaim(void)
+{
+	lib_conn_unclaim();
 }
 
 int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)

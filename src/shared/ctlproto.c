@@ -52,6 +52,10 @@ WIRE(struct ctl_cancel, timer_id, 0);
 WIRE(struct ctl_cancel, pad, 4);
 _Static_assert(sizeof(struct ctl_cancel) == 8, "CANCEL body size");
 
+WIRE(struct ctl_reserve, count, 0);
+WIRE(struct ctl_reserve, pad, 4);
+_Static_assert(sizeof(struct ctl_reserve) == 8, "RESERVE body size");
+
 WIRE(struct ctl_hello_ack, version, 0);
 WIRE(struct ctl_hello_ack, pad, 2);
 WIRE(struct ctl_hello_ack, ncpus, 4);
@@ -121,6 +125,9 @@ static const struct ctl_field arm_fields[] = {
 };
 static const struct ctl_field cancel_fields[] = {
 	INT(struct ctl_cancel, timer_id), INT(struct ctl_cancel, pad),
+};
+static const struct ctl_field reserve_fields[] = {
+	INT(struct ctl_reserve, count), INT(struct ctl_reserve, pad),
 };
 static const struct ctl_field hello_ack_fields[] = {
 	INT(struct ctl_hello_ack, version), INT(struct ctl_hello_ack, pad),
@@ -256,6 +263,19 @@ static int check_cancel(const struct ctl_msg *m, const struct ctl_limits *lim, c
 	return check_id_pad("CANCEL", m->u.cancel.timer_id, m->u.cancel.pad, lim, why, whylen);
 }
 
+static int check_reserve(const struct ctl_msg *m, const struct ctl_limits *lim, char *why, size_t whylen)
+{
+	const struct ctl_reserve *r = &m->u.reserve;
+
+	(void)lim;
+	if (r->count == 0 || r->count > CTL_RESERVE_MAX || r->count < -CTL_RESERVE_MAX)
+		return refuse(EINVAL, why, whylen, "RESERVE.count %" PRId32 " not in +-1..%d", r->count,
+			      CTL_RESERVE_MAX);
+	if (r->pad)
+		return refuse(EINVAL, why, whylen, "RESERVE.pad %" PRIu32 ", not 0", r->pad);
+	return 0;
+}
+
 /* CPU_STATS and CLIENT_STATS: any index (the daemon answers ENOENT past
  * the last), a zero pad. */
 static int check_index(const struct ctl_msg *m, const struct ctl_limits *lim, char *why, size_t whylen)
@@ -298,7 +318,7 @@ static int check_hello_ack(const struct ctl_msg *m, const struct ctl_limits *lim
 
 static bool is_request(uint32_t type)
 {
-	return type >= CTL_HELLO && type <= CTL_CLIENT_STATS;
+	return type >= CTL_HELLO && type <= CTL_RESERVE;
 }
 
 /* A peer's text ends up on terminals and in logs: printable ASCII only, and
@@ -356,6 +376,7 @@ static const struct ctl_type_info types[] = {
 	{ CTL_BYE, "BYE", 0, NULL, 0, NULL },
 	{ CTL_CPU_STATS, "CPU_STATS", sizeof(struct ctl_index), FIELDS(index_fields), check_index },
 	{ CTL_CLIENT_STATS, "CLIENT_STATS", sizeof(struct ctl_index), FIELDS(index_fields), check_index },
+	{ CTL_RESERVE, "RESERVE", sizeof(struct ctl_reserve), FIELDS(reserve_fields), check_reserve },
 	{ CTL_HELLO_ACK, "HELLO_ACK", sizeof(struct ctl_hello_ack), FIELDS(hello_ack_fields), check_hello_ack },
 	{ CTL_OK, "OK", sizeof(struct ctl_ok), FIELDS(ok_fields), check_ok },
 	{ CTL_ERROR, "ERROR", sizeof(struct ctl_error), FIELDS(error_fields), check_error },

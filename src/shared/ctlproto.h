@@ -31,6 +31,7 @@
  *   BYE        0x0005   0
  *   CPU_STATS  0x0006   8  index u32 (0), pad u32 (4)
  *   CLIENT_STATS 0x0007 8  index u32 (0), pad u32 (4)
+ *   RESERVE    0x0008   8  count i32 (0), pad u32 (4)
  *   daemon -> client (CTL_REPLY set)
  *   HELLO_ACK  0x8001  20  version u16 (0), pad u16 (2), ncpus (4),
  *                          ring_slots (8), max_timers (12),
@@ -52,6 +53,13 @@
  * (from 0; ERROR ENOENT past the last): a monitoring client (clockctl
  * timers) sends them without HELLO.
  *
+ * RESERVE (after HELLO) sets count timer ids aside for the client under
+ * max_timers_per_user (count > 0), or gives back -count of them: OK, or
+ * ERROR EAGAIN when its user has no count left. The client's ARMs marked
+ * CTL_ARM_RESERVED are then pending on its reserved ids, as far as it has
+ * them, and are not refused for the quota. libclockd reserves at
+ * clockd_timer_create() (in chunks), where POSIX has EAGAIN.
+ *
  * What the decoder refuses, and with which error (a negative errno):
  *
  *   check                                                    error
@@ -70,6 +78,7 @@
  *          < CTL_MIN_PERIOD_NS with PERIODIC on a ns clock    -EINVAL
  *   CANCEL: timer_id >= lim->max_timers; pad != 0             -EINVAL
  *   CPU_STATS, CLIENT_STATS: pad != 0                         -EINVAL
+ *   RESERVE: count 0 or beyond +-CTL_RESERVE_MAX; pad != 0    -EINVAL
  *   HELLO_ACK: version != 1                                   -EPROTO
  *   HELLO_ACK: pad != 0; ncpus, ring_slots, max_timers or
  *          max_msgs_per_sec 0                                 -EINVAL
@@ -119,6 +128,7 @@ enum ctl_type {
 	CTL_BYE = 0x0005,
 	CTL_CPU_STATS = 0x0006,
 	CTL_CLIENT_STATS = 0x0007,
+	CTL_RESERVE = 0x0008,
 	CTL_HELLO_ACK = CTL_REPLY | 0x0001,
 	CTL_OK = CTL_REPLY | 0x0002,
 	CTL_ERROR = CTL_REPLY | 0x0003,
@@ -140,7 +150,11 @@ enum ctl_clock {
 /* A reconnecting client arms again what it had pending under the
  * previous daemon: see max_timers_per_user in clockd.conf(5). */
 #define CTL_ARM_REARM 0x4u
-#define CTL_ARM_FLAGS (CTL_ARM_ABSTIME | CTL_ARM_PERIODIC | CTL_ARM_REARM)
+/* Pending on one of the client's reserved ids (RESERVE) while it has one
+ * free; otherwise counted as any ARM. */
+#define CTL_ARM_RESERVED 0x8u
+#define CTL_ARM_FLAGS (CTL_ARM_ABSTIME | CTL_ARM_PERIODIC | CTL_ARM_REARM | CTL_ARM_RESERVED)
+#define CTL_RESERVE_MAX (1 << 24) /* the largest client_max_timers */
 
 /* Bodies: host-order values, laid out as on the wire (see the table). */
 struct ctl_hello {
@@ -160,6 +174,11 @@ struct ctl_arm {
 
 struct ctl_cancel {
 	uint32_t timer_id;
+	uint32_t pad;
+};
+
+struct ctl_reserve {
+	int32_t count; /* > 0: reserve; < 0: give back */
 	uint32_t pad;
 };
 
@@ -218,6 +237,7 @@ struct ctl_msg {
 		struct ctl_hello hello;
 		struct ctl_arm arm;
 		struct ctl_cancel cancel;
+		struct ctl_reserve reserve;
 		struct ctl_hello_ack hello_ack;
 		struct ctl_ok ok;
 		struct ctl_error error;

@@ -136,6 +136,12 @@ ok $? "SIGTERM: the daemon stops cleanly"
 [ ! -e "$tmp/a.ctl" ]
 ok $? "and removes its socket"
 
+# --- RESERVE (issue 26): timer ids set aside at timer_create ---
+start_daemon r -o max_timers_per_user=10 -o client_max_timers=8
+raw "RESERVE" reserve
+stop_daemon
+ok $? "the daemon of RESERVE stops cleanly"
+
 # --- a daemon with tight quotas ---
 start_daemon b -o client_max_msgs_per_sec=20 -o max_clients=3
 raw "message rate quota" rate

@@ -13,6 +13,11 @@
  *                          and another client is unaffected meanwhile
  *   rawclient maxclients N N connections, then one more: EDQUOT
  *   rawclient arm N        HELLO, arm N far timers, print "armed", sleep
+ *   rawclient reserve      RESERVE against max_timers_per_user 10 and
+ *                          client_max_timers 8 (the daemon's options):
+ *                          what is granted, refused with EAGAIN, given
+ *                          back, freed with a client that goes, and that
+ *                          ids given back while armed stay counted
  *
  * Exit 0 when the behaviour is as described, 1 otherwise; one line on
  * stdout says what was seen.
@@ -384,11 +389,95 @@ static int cmd_arm(unsigned n)
 		pause();
 }
 
+/* RESERVE @count on @fd: 0 (OK), the ERROR's errno, or -1 (no answer). */
+static int reserve(int fd, int32_t count)
+{
+	struct ctl_msg req, rep;
+
+	ctl_msg_init(&req, CTL_RESERVE, 7);
+	req.u.reserve.count = count;
+	if (ask(fd, &req, &rep, NULL, NULL) != 1)
+		return -1;
+	return rep.type == CTL_OK ? 0 : rep.type == CTL_ERROR ? rep.u.error.errno_code : -1;
+}
+
+/* The client's pending timers (STATS), or -1. */
+static long long pending_of(int fd)
+{
+	struct ctl_msg req, rep;
+
+	ctl_msg_init(&req, CTL_STATS, 8);
+	if (ask(fd, &req, &rep, NULL, NULL) != 1 || rep.type != CTL_STATS_REPLY)
+		return -1;
+	return (long long)rep.u.stats_reply.pending;
+}
+
+#define EXPECT(what, got, want) \
+	do { \
+		int g_ = (got); \
+		if (g_ != (want)) \
+			return fail("%s: got %d (%s), want %d", what, g_, g_ > 0 ? strerror(g_) : "-", want); \
+	} while (0)
+
+static int cmd_reserve(void)
+{
+	struct client a, b;
+	struct ctl_msg req, rep;
+	char err[200];
+	int fd = conn_open();
+	long long p = -1;
+
+	EXPECT("RESERVE before HELLO", reserve(fd, 1), ENOTCONN);
+	close(fd);
+	if (client_hello(&a, err, sizeof(err)) < 0 || client_hello(&b, err, sizeof(err)) < 0)
+		return fail("%s", err);
+	EXPECT("A: RESERVE 9, past its 8 ids", reserve(a.fd, 9), EAGAIN);
+	EXPECT("A: RESERVE 6", reserve(a.fd, 6), 0);
+	EXPECT("B: RESERVE 5, past the user's 10", reserve(b.fd, 5), EAGAIN);
+	EXPECT("B: RESERVE 4", reserve(b.fd, 4), 0);
+	EXPECT("B: RESERVE 1, the user's 10 all reserved", reserve(b.fd, 1), EAGAIN);
+	EXPECT("A: gives back 3", reserve(a.fd, -3), 0);
+	EXPECT("B: RESERVE 3 of them", reserve(b.fd, 3), 0);
+	EXPECT("A: gives back 100, more than it holds (3)", reserve(a.fd, -100), 0);
+	EXPECT("B: RESERVE 2 more, past its 8 ids", reserve(b.fd, 2), EAGAIN);
+	EXPECT("B: gives back its 7", reserve(b.fd, -7), 0);
+	/* Ids given back while their timers are armed stay counted. */
+	EXPECT("A: RESERVE 8", reserve(a.fd, 8), 0);
+	for (unsigned i = 0; i < 8; i++) {
+		ctl_msg_init(&req, CTL_ARM, 100 + i);
+		req.u.arm = (struct ctl_arm){ .timer_id = i, .cpu = a.shm->cpu[0], .clock = CTL_CLOCK_MONOTONIC,
+					      .flags = CTL_ARM_RESERVED, .expires = 3600000000000ull };
+		if (ask(a.fd, &req, &rep, NULL, NULL) != 1 || rep.type != CTL_OK)
+			return fail("ARM %u: %s", i, ctl_type_name(rep.type));
+	}
+	for (int i = 0; i < 200 && (p = pending_of(a.fd)) != 8; i++)
+		usleep(10000);
+	if (p != 8)
+		return fail("A's 8 ARMs on reserved ids: %lld pending, want 8", p);
+	EXPECT("A: gives back its 8, all armed", reserve(a.fd, -8), 0);
+	EXPECT("B: RESERVE 3: A's 8 armed timers still count", reserve(b.fd, 3), EAGAIN);
+	EXPECT("B: RESERVE 2", reserve(b.fd, 2), 0);
+	/* A client that goes takes its reservations and timers with it. */
+	close(a.fd);
+	for (int i = 0, r = EAGAIN; r != 0; i++) {
+		if (i == 200)
+			return fail("B: RESERVE 6 once A is gone: still refused after 2 s");
+		r = reserve(b.fd, 6);
+		if (r != 0 && r != EAGAIN)
+			return fail("B: RESERVE 6 once A is gone: %d", r);
+		if (r)
+			usleep(10000);
+	}
+	printf("RESERVE: granted, refused with EAGAIN past the user's and the client's limits, given back, "
+	       "freed with its client; ids given back while armed stay counted\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	sock_path = getenv("CLOCKD_SOCKET");
 	if (!sock_path || argc < 2)
-		return fail("usage: CLOCKD_SOCKET=PATH rawclient hello|fire|malformed|rate|maxclients N|arm N");
+		return fail("usage: CLOCKD_SOCKET=PATH rawclient hello|fire|malformed|rate|maxclients N|arm N|reserve");
 	if (strcmp(argv[1], "hello") == 0)
 		return cmd_hello();
 	if (strcmp(argv[1], "fire") == 0)
@@ -401,5 +490,7 @@ int main(int argc, char **argv)
 		return cmd_maxclients((unsigned)atoi(argv[2]));
 	if (strcmp(argv[1], "arm") == 0 && argc == 3)
 		return cmd_arm((unsigned)atoi(argv[2]));
+	if (strcmp(argv[1], "reserve") == 0)
+		return cmd_reserve();
 	return fail("unknown command %s", argv[1]);
 }

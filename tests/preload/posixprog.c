@@ -14,9 +14,13 @@
  *   queue     SIGRTMIN blocked 1 s, a 10 ms periodic timer: the signals
  *             queued, their si_code and si_overrun, timer_getoverrun
  *   eintr     the first timer_settime with SIGALRM every 20 us (SA_RESTART)
+ *   quota N   create and arm (1 h) up to N timers, stopping at the first
+ *             failure: how many were armed, which call failed and how,
+ *             and how many of those armed are still pending 0.5 s later
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +151,7 @@ static int cmd_queue(void)
 	struct itimerspec v = { .it_value = { 0, 10000000 }, .it_interval = { 0, 10000000 } };
 	struct timespec zero = { 0, 0 }, sec = { 1, 0 };
 	long long t0, t1;
-	int n = 0, code = 0, over = -1, got = -1;
+	int n = 0, code = 0, over = -1, got = -1, timerid = -1;
 	siginfo_t si;
 	sigset_t set;
 
@@ -166,13 +170,14 @@ static int cmd_queue(void)
 		if (n++ == 0) {
 			code = si.si_code;
 			over = si.si_overrun;
+			timerid = si.si_timerid;
 			got = timer_getoverrun(tid);
 		}
 	}
 	timer_delete(tid);
-	printf("signals %d si_code %s si_overrun %d getoverrun %d expiries %lld\n", n,
+	printf("signals %d si_code %s si_overrun %d getoverrun %d expiries %lld si_timerid %s\n", n,
 	       code == SI_TIMER ? "SI_TIMER" : code == SI_QUEUE ? "SI_QUEUE" : "other", over, got,
-	       (t1 - t0) / 10000000);
+	       (t1 - t0) / 10000000, timerid == (int)(intptr_t)tid ? "timer_t" : "other");
 	return 0;
 }
 
@@ -198,6 +203,41 @@ static int cmd_eintr(void)
 	return 0;
 }
 
+static int cmd_quota(int n)
+{
+	struct sigevent none = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec v = { .it_value = { 3600, 0 } }, left;
+	struct timespec half = { 0, 500000000 };
+	const char *failed = "none";
+	timer_t *ids = calloc((size_t)n, sizeof(*ids));
+	int armed = 0, err = 0, pending = 0;
+
+	if (!ids)
+		return fail("calloc");
+	for (; armed < n; armed++) {
+		if (timer_create(CLOCK_MONOTONIC, &none, &ids[armed]) != 0) {
+			failed = "timer_create";
+			err = errno;
+			break;
+		}
+		if (timer_settime(ids[armed], 0, &v, NULL) != 0) {
+			failed = "timer_settime";
+			err = errno;
+			timer_delete(ids[armed]);
+			break;
+		}
+	}
+	nanosleep(&half, NULL);
+	for (int i = 0; i < armed; i++)
+		pending += timer_gettime(ids[i], &left) == 0 && left.it_value.tv_sec > 0;
+	printf("armed %d failed %s %s pending %d\n", armed, failed, err == EAGAIN ? "EAGAIN" : err ? strerror(err) : "-",
+	       pending);
+	for (int i = 0; i < armed; i++)
+		timer_delete(ids[i]);
+	free(ids);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -211,6 +251,8 @@ int main(int argc, char **argv)
 		return cmd_queue();
 	if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		return cmd_eintr();
-	fprintf(stderr, "usage: posixprog sigsafe|rem|short|queue|eintr\n");
+	if (argc == 3 && strcmp(argv[1], "quota") == 0)
+		return cmd_quota(atoi(argv[2]));
+	fprintf(stderr, "usage: posixprog sigsafe|rem|short|queue|eintr|quota N\n");
 	return 2;
 }

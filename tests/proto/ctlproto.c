@@ -86,6 +86,7 @@ static const struct golden golden[] = {
 	  { HDR(0x8007, 56, 10), L32(4242), L32(1000), L64(1000u), L64(0x2222222222222222u), L64(7u),
 	    L64(0xfedcba9876543210u) },
 	  56 },
+	{ { 1, CTL_RESERVE, 11, .u.reserve = { -3, 0 } }, { HDR(0x0008, 24, 11), L32(0xfffffffdu), L32(0) }, 24 },
 };
 #define NGOLDEN (sizeof(golden) / sizeof(golden[0]))
 
@@ -211,7 +212,7 @@ static void random_valid(uint16_t type, struct ctl_msg *m)
 	case CTL_OK: m->u.ok.timer_id = (uint32_t)rnd_below(lim.max_timers); break;
 	case CTL_ERROR:
 		m->u.error.errno_code = (int32_t)(1 + rnd_below(CTL_ERRNO_MAX));
-		m->u.error.ref_type = (uint32_t)rnd_below(CTL_CLIENT_STATS + 1);
+		m->u.error.ref_type = (uint32_t)rnd_below(CTL_RESERVE + 1);
 		random_why(m->u.error.why);
 		break;
 	case CTL_STATS_REPLY:
@@ -222,6 +223,9 @@ static void random_valid(uint16_t type, struct ctl_msg *m)
 		break;
 	case CTL_CPU_STATS:
 	case CTL_CLIENT_STATS: m->u.index.index = (uint32_t)rnd(); break;
+	case CTL_RESERVE:
+		m->u.reserve.count = (int32_t)(1 + rnd_below(CTL_RESERVE_MAX)) * (rnd_below(2) ? 1 : -1);
+		break;
 	case CTL_CPU_STATS_REPLY: {
 		struct ctl_cpu_stats_reply *c = &m->u.cpu_stats_reply;
 
@@ -299,7 +303,7 @@ static const struct check_case cases[] = {
 	{ CTL_ARM, { P(4, 2, 0), NOPOKE }, EPROTO, "version 0" },
 	{ CTL_ARM, { P(4, 2, 2), NOPOKE }, EPROTO, "version 2" },
 	{ CTL_ARM, { P(6, 2, 0), NOPOKE }, EPROTO, "type 0x0000" },
-	{ CTL_ARM, { P(6, 2, 8), NOPOKE }, EPROTO, "type 0x0008" },
+	{ CTL_ARM, { P(6, 2, 9), NOPOKE }, EPROTO, "type 0x0009" },
 	{ CTL_ARM, { P(6, 2, CTL_CPU_STATS), NOPOKE }, EPROTO, "CPU_STATS of 48 bytes" },
 	{ CTL_ARM, { P(6, 2, 0x8008), NOPOKE }, EPROTO, "type 0x8008" },
 	{ CTL_ARM, { P(6, 2, 0x8000), NOPOKE }, EPROTO, "type 0x8000" },
@@ -336,7 +340,7 @@ static const struct check_case cases[] = {
 	{ CTL_ARM, { P(H + 8, 4, CTL_CLOCK_REALTIME), NOPOKE }, 0, NULL },
 	{ CTL_ARM, { P(H + 8, 4, 3), NOPOKE }, EINVAL, "ARM.clock 3" },
 	{ CTL_ARM, { P(H + 8, 4, 0xffffffffu), NOPOKE }, EINVAL, "ARM.clock 4294967295" },
-	{ CTL_ARM, { P(H + 12, 4, 0xf), NOPOKE }, EINVAL, "ARM.flags 0xf" },
+	{ CTL_ARM, { P(H + 12, 4, 0x1f), NOPOKE }, EINVAL, "ARM.flags 0x1f" },
 	{ CTL_ARM, { P(H + 12, 4, 0x80000003u), NOPOKE }, EINVAL, "ARM.flags 0x80000003" },
 	{ CTL_ARM, { P(H + 12, 4, CTL_ARM_ABSTIME), NOPOKE }, EINVAL, "ARM.period 1000000 without PERIODIC" },
 	{ CTL_ARM, { P(H + 12, 4, 0), NOPOKE }, EINVAL, "ARM.period 1000000 without PERIODIC" },
@@ -394,7 +398,15 @@ static const struct check_case cases[] = {
 	{ CTL_ERROR, { P(H + 4, 4, 0), NOPOKE }, 0, NULL },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_BYE), NOPOKE }, 0, NULL },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_CLIENT_STATS), NOPOKE }, 0, NULL },
-	{ CTL_ERROR, { P(H + 4, 4, 8), NOPOKE }, EINVAL, "ERROR.ref_type 0x8 " },
+	{ CTL_ERROR, { P(H + 4, 4, CTL_RESERVE), NOPOKE }, 0, NULL },
+	{ CTL_ERROR, { P(H + 4, 4, 9), NOPOKE }, EINVAL, "ERROR.ref_type 0x9 " },
+	{ CTL_RESERVE, { P(H, 4, 1), NOPOKE }, 0, NULL },
+	{ CTL_RESERVE, { P(H, 4, 1u << 24), NOPOKE }, 0, NULL },
+	{ CTL_RESERVE, { P(H, 4, (uint32_t)-(1 << 24)), NOPOKE }, 0, NULL },
+	{ CTL_RESERVE, { P(H, 4, 0), NOPOKE }, EINVAL, "RESERVE.count 0 " },
+	{ CTL_RESERVE, { P(H, 4, (1u << 24) + 1), NOPOKE }, EINVAL, "RESERVE.count 16777217 " },
+	{ CTL_RESERVE, { P(H, 4, (uint32_t)-(1 << 24) - 1), NOPOKE }, EINVAL, "RESERVE.count -16777217 " },
+	{ CTL_RESERVE, { P(H + 4, 4, 1), NOPOKE }, EINVAL, "RESERVE.pad 1," },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_CPU_STATS_REPLY), NOPOKE }, EINVAL, "ERROR.ref_type 0x8006 " },
 	{ CTL_ERROR, { P(H + 4, 4, CTL_ERROR), NOPOKE }, EINVAL, "ERROR.ref_type 0x8003 " },
 	{ CTL_ERROR, { P(H + 8, 1, 0x1b), NOPOKE }, EINVAL, "ERROR.why byte 0 is 0x1b" },
@@ -594,12 +606,13 @@ struct invalid_msg {
 static const struct invalid_msg invalid[] = {
 	{ "version 0", { 0, CTL_BYE, 1, .u.arm = { 0 } } },
 	{ "version 2", { 2, CTL_BYE, 1, .u.arm = { 0 } } },
-	{ "type 8", { 1, 8, 1, .u.arm = { 0 } } },
+	{ "type 9", { 1, 9, 1, .u.arm = { 0 } } },
 	{ "CPU_STATS.pad 1", { 1, CTL_CPU_STATS, 1, .u.index = { 0, 1 } } },
 	{ "CLIENT_STATS.pad 1", { 1, CTL_CLIENT_STATS, 1, .u.index = { 0, 1 } } },
 	{ "HELLO.flags 1", { 1, CTL_HELLO, 1, .u.hello = { 1, 1, 1, 0 } } },
 	{ "HELLO versions 2..2", { 1, CTL_HELLO, 1, .u.hello = { 2, 2, 0, 0 } } },
-	{ "ARM.flags 8", { 1, CTL_ARM, 1, .u.arm = { 0, 0, 0, 8, 0, 0 } } },
+	{ "ARM.flags 16", { 1, CTL_ARM, 1, .u.arm = { 0, 0, 0, 16, 0, 0 } } },
+	{ "RESERVE.count 0", { 1, CTL_RESERVE, 1, .u.reserve = { 0, 0 } } },
 	{ "ARM.period 999 ns", { 1, CTL_ARM, 1, .u.arm = { 0, 0, 1, CTL_ARM_PERIODIC, 0, 999 } } },
 	{ "CANCEL.pad 1", { 1, CTL_CANCEL, 1, .u.cancel = { 0, 1 } } },
 	{ "HELLO_ACK.ncpus 0", { 1, CTL_HELLO_ACK, 1, .u.hello_ack = { 1, 0, 0, 1, 1, 1 } } },
@@ -648,13 +661,13 @@ static void test_names(void)
 	static const char *const names[] = { "HELLO", "ARM", "CANCEL", "STATS", "BYE",
 					     "HELLO_ACK", "OK", "ERROR", "STATS_REPLY",
 					     "CPU_STATS", "CLIENT_STATS", "CPU_STATS_REPLY",
-					     "CLIENT_STATS_REPLY" };
+					     "CLIENT_STATS_REPLY", "RESERVE" };
 	bool ok = true;
 
 	for (size_t i = 0; i < NGOLDEN; i++)
 		ok = ok && strcmp(ctl_type_name(golden[i].m.type), names[i]) == 0;
 	tap_ok(ok && strcmp(ctl_type_name(0), "unknown") == 0 && strcmp(ctl_type_name(0x8005), "unknown") == 0 &&
-		       strcmp(ctl_type_name(8), "unknown") == 0 && ctl_msg_size(8) == 0 &&
+		       strcmp(ctl_type_name(9), "unknown") == 0 && ctl_msg_size(9) == 0 &&
 		       ctl_msg_size(0) == 0 && ctl_msg_size(0xffff) == 0,
 	       "ctl_type_name and ctl_msg_size of every type, and of unknown ones");
 }
@@ -689,7 +702,7 @@ struct fuzz_stats {
 static const uint16_t some_types[] = { CTL_HELLO, CTL_ARM, CTL_CANCEL, CTL_STATS, CTL_BYE,
 				       CTL_HELLO_ACK, CTL_OK, CTL_ERROR, CTL_STATS_REPLY,
 				       CTL_CPU_STATS, CTL_CLIENT_STATS, CTL_CPU_STATS_REPLY,
-				       CTL_CLIENT_STATS_REPLY, 0, 8, 0x8000, 0x8005, 0xffff };
+				       CTL_CLIENT_STATS_REPLY, CTL_RESERVE, 0, 9, 0x8000, 0x8005, 0xffff };
 
 /* Kind 1: a valid header (mostly of the right length) and a random body. */
 static size_t fill_header_random_body(unsigned char *buf)

@@ -103,7 +103,59 @@ void tb_client_free(struct timer_bases *tb, struct tb_client *c)
 		return;
 	for (unsigned k = 0; k < tb->n; k++)
 		cc_del(&c->cc[k]);
+	if (c->user)
+		__atomic_fetch_sub(&c->user->reserved, c->reserved, __ATOMIC_RELAXED);
 	tb_client_release(tb, c);
+}
+
+/*
+ * Giving back ids still armed (a CANCEL in flight on a ring, or a client
+ * that lies) must not leave those timers counted nowhere: as many of them
+ * as the client's reserved ids no longer cover are moved onto its user's
+ * armed count (and c->moved tells pending_dec which count to lower).
+ */
+static void move_uncovered(struct tb_client *c)
+{
+	uint64_t r = __atomic_load_n(&c->res_armed, __ATOMIC_RELAXED);
+	uint64_t have = __atomic_load_n(&c->reserved, __ATOMIC_RELAXED);
+
+	while (r > have) {
+		if (__atomic_compare_exchange_n(&c->res_armed, &r, have, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&c->moved, r - have, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&c->user->armed, r - have, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+int tb_client_reserve(struct timer_bases *tb, struct tb_client *c, int32_t count)
+{
+	struct tb_user *u = c->user;
+	uint64_t max = tb->p.max_timers_per_user;
+	uint64_t n;
+
+	if (count < 0) {
+		n = (uint64_t)-(int64_t)count;
+		if (n > c->reserved)
+			n = c->reserved;
+		__atomic_store_n(&c->reserved, c->reserved - n, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&u->reserved, n, __ATOMIC_RELAXED);
+		move_uncovered(c);
+		return 0;
+	}
+	n = (uint64_t)count;
+	if (c->reserved + n > tb_client_max_timers(c))
+		return -EAGAIN;
+	if (max && __atomic_add_fetch(&u->reserved, n, __ATOMIC_RELAXED) +
+			   __atomic_load_n(&u->armed, __ATOMIC_RELAXED) > max) {
+		__atomic_fetch_sub(&u->reserved, n, __ATOMIC_RELAXED);
+		return -EAGAIN;
+	}
+	if (!max)
+		__atomic_fetch_add(&u->reserved, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->reserved, c->reserved + n, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static int base_of_cpu(const struct timer_bases *tb, uint32_t cpu)

@@ -71,6 +71,8 @@ struct tb_slot {
 			    * reserved for it (timer.c: budget_take) */
 	uint8_t past;      /* armed for a time already past: its first
 			    * expiry is not late by the time before the arm */
+	uint8_t reserved;  /* pending on one of its client's reserved ids
+			    * (user_take), not on its user's armed count */
 };
 
 /* FIFO of records that found the delivery ring full. */
@@ -104,14 +106,18 @@ struct tb_cc {
 	struct tb_cc_stats st;
 };
 
-/* A user's timers armed on every base, against max_timers_per_user: made
- * and freed by the main thread with its first and last client, counted
- * by the bases (atomic). */
+/* A user's timers against max_timers_per_user: the ids its clients
+ * reserved (RESERVE, at timer_create) and the timers armed on none of
+ * them. Made and freed by the main thread with its first and last
+ * client; reserved is counted by the main thread, armed by the bases
+ * (both atomic). */
 struct tb_user {
 	struct tb_user *next;          /* timer_bases' list (main thread) */
 	uid_t uid;
 	unsigned refs;                 /* its clients (main thread) */
-	uint64_t armed;                /* atomic: its pending timers */
+	uint64_t reserved;             /* atomic: its clients' reserved ids */
+	uint64_t armed;                /* atomic: its pending timers on no
+					* reserved id */
 };
 
 /* A reconnecting client's re-arms (CTL_ARM_REARM) may take a user past
@@ -127,6 +133,12 @@ struct tb_client {
 	uid_t uid;
 	int broken;                    /* atomic: a base found it corrupt */
 	uint32_t max_timers;           /* atomic: its timer ids (tb_client_limit) */
+	uint64_t reserved;             /* atomic: ids it reserved (main thread) */
+	uint64_t res_armed;            /* atomic: its pending timers on them
+					* (CTL_ARM_RESERVED; the bases) */
+	uint64_t moved;                /* atomic: of those, how many a RESERVE
+					* releasing ids still armed moved onto
+					* its user's armed count */
 	void *mem;                     /* the shared memory, mapped */
 	size_t size;
 	unsigned ncc;

@@ -122,25 +122,62 @@ static void pending_inc(struct tb_cc *cc)
 	tb_stat_set(&cc->st.pending, cc->npending);
 }
 
-static void pending_dec(struct tb_cc *cc)
+/* A counter one less, unless it is 0 already: false then. */
+static bool dec_if_positive(uint64_t *v)
 {
-	cc->npending--;
-	tb_stat_set(&cc->st.pending, cc->npending);
-	__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
+	uint64_t old = __atomic_load_n(v, __ATOMIC_RELAXED);
+
+	while (old && !__atomic_compare_exchange_n(v, &old, old - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return old != 0;
 }
 
-/* One more pending timer for @cc's user, counted when armed (not a share
- * reserved per client: max_clients_per_user processes can each arm
- * timers). False when its clients have max_timers_per_user pending: the
- * ARM gets EAGAIN, POSIX's errno for a resource limit. A reconnecting
- * client's re-arm early after the start is let through (internal.h). */
-static bool user_take(struct tb_cc *cc, const struct timerrec *t)
+/* @s is no longer pending: its client's count, and the quota it held
+ * (one of the client's reserved ids, or one of its user's armed). */
+static void pending_dec(struct tb_slot *s)
+{
+	struct tb_cc *cc = s->cc;
+	struct tb_client *c = cc->client;
+
+	cc->npending--;
+	tb_stat_set(&cc->st.pending, cc->npending);
+	if (s->reserved && !dec_if_positive(&c->moved))
+		__atomic_fetch_sub(&c->res_armed, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_sub(&c->user->armed, 1, __ATOMIC_RELAXED);
+	s->reserved = 0;
+}
+
+/*
+ * One more pending timer for @cc's client, against max_timers_per_user.
+ * An ARM marked CTL_ARM_RESERVED (a POSIX timer: its id was reserved at
+ * timer_create, where EAGAIN is POSIX's) is pending on one of the
+ * client's reserved ids while it has one free; any other counts on its
+ * user when armed (no share is set aside per client: max_clients_per_user
+ * processes can each arm timers). False when the user's reserved ids and
+ * armed timers reach max_timers_per_user: the ARM gets EAGAIN. A
+ * reconnecting client's re-arm early after the start is let through
+ * (internal.h).
+ */
+static bool user_take(struct tb_cc *cc, struct tb_slot *s, const struct timerrec *t)
 {
 	const struct timer_bases *tb = cc->base->tb;
-	uint64_t *armed = &cc->client->user->armed;
+	struct tb_client *c = cc->client;
+	uint64_t *armed = &c->user->armed;
 	uint64_t max = tb->p.max_timers_per_user;
+	uint64_t r;
 
-	if (__atomic_add_fetch(armed, 1, __ATOMIC_RELAXED) <= max || !max)
+	if (t->flags & CTL_ARM_RESERVED) {
+		r = __atomic_load_n(&c->res_armed, __ATOMIC_RELAXED);
+		while (r < __atomic_load_n(&c->reserved, __ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(&c->res_armed, &r, r + 1, true, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED)) {
+				s->reserved = 1;
+				return true;
+			}
+	}
+	r = __atomic_add_fetch(armed, 1, __ATOMIC_RELAXED);
+	if (!max || r + __atomic_load_n(&c->user->reserved, __ATOMIC_RELAXED) <= max)
 		return true;
 	if ((t->flags & CTL_ARM_REARM) &&
 	    (uint64_t)kclock_ns(CLOCK_MONOTONIC) - tb->start_kns < TB_REARM_GRACE_NS)
@@ -166,7 +203,7 @@ static void slot_stop(struct tb_cc *cc, struct tb_slot *s)
 		return;
 	}
 	s->kind = TB_NONE;
-	pending_dec(cc);
+	pending_dec(s);
 }
 
 /* ---- submissions ---- */
@@ -233,7 +270,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 		tb_deliver_error(cc, t->timer_id, t->gen, -r);
 		return;
 	}
-	if (!user_take(cc, t)) {
+	if (!user_take(cc, s, t)) {
 		tb_deliver_error(cc, t->timer_id, t->gen, EAGAIN);
 		return;
 	}
@@ -241,7 +278,9 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
-		__atomic_fetch_sub(&cc->client->user->armed, 1, __ATOMIC_RELAXED);
+		/* Pending after all, for as long as it takes to say not. */
+		pending_inc(cc);
+		pending_dec(s);
 		oom_note(cc, "the deadline heap");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
@@ -433,7 +472,7 @@ static void defer_jiffies(struct wheel *w, struct tb_slot *s, uint64_t exp, uint
 		wheel_add(w, &s->u.w, next);
 	} else {
 		s->kind = TB_NONE;
-		pending_dec(s->cc);
+		pending_dec(s);
 	}
 }
 
@@ -457,11 +496,11 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 			wheel_add(w, wt, next);
 		} else {
 			s->kind = TB_NONE;
-			pending_dec(s->cc);
+			pending_dec(s);
 		}
 	} else {
 		s->kind = TB_NONE;
-		pending_dec(s->cc);
+		pending_dec(s);
 	}
 	/* Lateness: from when the page reached @exp, estimated back from the
 	 * tick that made us run. */
@@ -523,7 +562,7 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 	} else {
 		hrheap_del(h, &s->u.h);
 		s->kind = TB_NONE;
-		pending_dec(s->cc);
+		pending_dec(s);
 	}
 }
 
@@ -567,12 +606,12 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			} else {
 				hrheap_del(h, node);
 				s->kind = TB_NONE;
-				pending_dec(s->cc);
+				pending_dec(s);
 			}
 		} else {
 			hrheap_del(h, node);
 			s->kind = TB_NONE;
-			pending_dec(s->cc);
+			pending_dec(s);
 		}
 		tb_hist_add(b, s->past ? 0 : late);
 		s->past = 0;

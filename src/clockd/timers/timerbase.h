@@ -143,6 +143,13 @@ int tb_client_arm(struct timer_bases *tb, struct tb_client *c, const struct ctl_
  * record (a re-arm marked CTL_ARM_REARM is let through for
  * TB_REARM_GRACE_NS after the start). */
 void tb_client_limit(struct tb_client *c, uint32_t max_timers);
+/* Main thread: RESERVE. @count > 0 sets that many timer ids aside for
+ * @c under max_timers_per_user (-EAGAIN when its user has not that many
+ * left, or @c would hold more than its timer ids); @count < 0 gives back
+ * as many (at most what it holds). Its ARMs marked CTL_ARM_RESERVED are
+ * pending on them while it has one free, and are not refused for the
+ * quota. Freed with the client. */
+int tb_client_reserve(struct timer_bases *tb, struct tb_client *c, int32_t count);
 uint32_t tb_client_max_timers(const struct tb_client *c);
 int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);
 /* True once a base found the client's shared memory corrupt (a ring's
