@@ -12,7 +12,8 @@
 #                          (the whole suite again, from the tarball),
 #                          the Debian packages (build-aux/deb.sh: built as
 #                          a user, lintian), make check-hw
-#                          (Debian's kernel under qemu: HPET, RTC, GPIO)
+#                          (Debian's kernel under qemu: HPET, RTC, GPIO;
+#                          then CPU hotplug in a guest of 2 CPUs)
 #                          and beside it make check-systemd (the .debs
 #                          installed under systemd as PID 1 in a qemu
 #                          guest; its root file system from mmdebstrap,
@@ -181,12 +182,16 @@ test)
 		>build/check-systemd.log 2>&1 &
 	sd_pid=$!
 	(cd build && CLOCKD_VM_GPIOD=v1 make check-hw) | tee build/check-hw.log
+	# CPU hotplug, make check's opt-in test, in a 2-CPU guest (~25 s).
+	echo "== make check-hw, CPU hotplug (CLOCKD_VM_CHECKS=hotplug: a guest of 2 CPUs)"
+	(cd build && CLOCKD_VM_CHECKS=hotplug make check-hw) | tee build/check-hotplug.log
 	sd_status=0
 	wait "$sd_pid" || sd_status=$?
 	echo "== make check-systemd (clockd's units under systemd as PID 1; ran beside check-hw)"
 	cat build/check-systemd.log
 	[ "$sd_status" -eq 0 ] || { echo "ci.sh: make check-systemd failed (status $sd_status)" >&2; exit 1; }
 	hw_passed build/check-hw.log
+	hw_passed build/check-hotplug.log
 	hw_passed build/check-systemd.log
 	stage "libgpiod $GPIOD2_VERSION (v2 API): a clockd build on it, make check-hw's gpio checks"
 	gpiod2_prefix=$(gpiod2)

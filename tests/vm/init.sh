@@ -579,10 +579,31 @@ check_gpiod_api() {
 	ok $r "gpio: clockd runs the libgpiod $GPIOD_API API ($lib)"
 }
 
+# CPU hotplug (clockd.checks=hotplug, a guest of 2 CPUs): make check's
+# tests/lifecycle/hotplug, which runs the daemon from $top_builddir, on
+# clockd and clockctl here; its numbered TAP lines become ours.
+check_hotplug() {
+	if [ ! -x /bin/hotplug ]; then
+		ok 1 "hotplug: the test program is in the guest"
+		return
+	fi
+	mkdir -p /tmp/top/src/clockd /tmp/top/src/clockctl
+	ln -sf /bin/clockd /tmp/top/src/clockd/clockd
+	ln -sf /bin/clockctl /tmp/top/src/clockctl/clockctl
+	echo "# hotplug: $(grep -c '^processor' /proc/cpuinfo) CPUs"
+	top_builddir=/tmp/top TMPDIR=/tmp CLOCKD_TEST_HOTPLUG=1 hotplug >/tmp/hotplug.out 2>&1
+	st=$?
+	sed -n 's/^ok [0-9]* - /ok - hotplug: /p; s/^not ok [0-9]* - /not ok - hotplug: /p; s/^#/# hotplug:/p' \
+		/tmp/hotplug.out
+	plan=$(grep -m 1 '^1\.\.' /tmp/hotplug.out)
+	[ "$st" -eq 0 ] && [ "$plan" = 1..6 ] && [ "$(grep -c '^ok [0-9]' /tmp/hotplug.out)" -eq 6 ]
+	ok $? "hotplug: ran all its checks and passed them (status $st, plan $plan)"
+}
+
 # Which checks: all, or only the gpio ones (clockd.checks=gpio on the
 # kernel command line, from CLOCKD_VM_CHECKS: the second build of CI, on
 # libgpiod 2.x, runs just those), or only the kernel PPS one (kpps), or
-# only the leap second (leap).
+# only the leap second (leap), or only CPU hotplug (hotplug).
 CHECKS=all GPIOD_API=
 for w in $(cat /proc/cmdline); do
 	case $w in
@@ -621,5 +642,6 @@ all && (check_bad_config) 2>&1 | report
 gpio && (gpio_find; check_bad_gpio_config) 2>&1 | report
 # Last: it sets the guest's clock to a midnight.
 { all || [ "$CHECKS" = leap ]; } && (check_leap) 2>&1 | report
+[ "$CHECKS" = hotplug ] && (check_hotplug) 2>&1 | report
 say END
 poweroff -f

@@ -10,7 +10,8 @@
 # CLOCKD_VM_TIMEOUT (seconds, default 600); CLOCKD_VM_QEMU_ARGS (more qemu
 # options, split on spaces, e.g. "-cpu max" or "-device e1000e");
 # CLOCKD_VM_CHECKS=gpio runs only the gpio checks, =leap only the leap
-# second's, =kpps only the kernel PPS one (default: all);
+# second's, =kpps only the kernel PPS one, =hotplug only the CPU hotplug
+# test (tests/lifecycle/hotplug, in a guest of 2 CPUs; default: all);
 # CLOCKD_VM_GPIOD=v1|v2 makes the guest check that clockd runs that
 # libgpiod API (CI's second build, on libgpiod 2.x).
 set -u
@@ -43,11 +44,14 @@ if ! sh "$SRCDIR/tests/vm/mkinitramfs.sh" "$T/initrd.img" "$SRCDIR" "$BUILDDIR" 
 fi
 
 # Read by the guest's /init from /proc/cmdline.
-CMDLINE=
+CMDLINE= SMP=1
 case ${CLOCKD_VM_CHECKS:-all} in
 all) ;;
 gpio|leap|kpps) CMDLINE=" clockd.checks=$CLOCKD_VM_CHECKS" ;;
-*) echo "Bail out! CLOCKD_VM_CHECKS is all, gpio, leap or kpps, not $CLOCKD_VM_CHECKS"; exit 99 ;;
+# A CPU to take offline; TCG runs both on one host thread (thread=single),
+# as every other guest here.
+hotplug) CMDLINE=" clockd.checks=hotplug" SMP=2 ;;
+*) echo "Bail out! CLOCKD_VM_CHECKS is all, gpio, leap, kpps or hotplug, not $CLOCKD_VM_CHECKS"; exit 99 ;;
 esac
 case ${CLOCKD_VM_GPIOD:-} in
 '') ;;
@@ -62,7 +66,7 @@ esac
 # long as its file (or a mapping of it) lives: clockd's source hpet and each
 # client mapping the counter need their own.
 boot() {
-	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -m 512M \
+	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=single -smp "$SMP" -machine q35 -m 512M \
 		-nographic -no-reboot -kernel "$CACHE/root/boot/vmlinuz-$KVER" \
 		-initrd "$T/initrd.img" -nic none -device e1000e \
 		-global hpet.timers=8 \
