@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -241,6 +242,20 @@ static uint32_t client_timer_ids(const struct ctlserver *s)
 	return s->p.max_timers;
 }
 
+/*
+ * Whether the client's threads run real time: its main thread's policy
+ * (the process's, from SO_PEERCRED's pid), which libclockd's delivery
+ * threads take from the thread that arms (real-time applications set it
+ * for the process, chrt(1), or for the main thread before they start
+ * others). Its lead is timer_lead_ns if so, timer_lead_other_ns if not.
+ */
+static bool client_realtime(pid_t pid)
+{
+	int policy = sched_getscheduler(pid);
+
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
 static int do_hello(struct conn *c, const struct ctl_msg *req)
 {
 	struct ctlserver *s = c->srv;
@@ -273,6 +288,7 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 				  strerror(err));
 	}
 	tb_client_limit(c->tbc, quota);
+	tb_client_lead(s->tb, c->tbc, client_realtime(c->pid));
 	ctl_msg_init(&m, CTL_HELLO_ACK, req->seq);
 	m.u.hello_ack.version = CTL_VERSION;
 	m.u.hello_ack.ncpus = s->lim.ncpus;
@@ -285,8 +301,9 @@ static int do_hello(struct conn *c, const struct ctl_msg *req)
 	close(fds[0]);
 	/* Debug, as the departures: a client's comings and goings are not
 	 * news, and a connection flooder would fill the journal. */
-	log_debug("control: client pid %ld uid %lu gid %lu: HELLO, %u descriptors handed over", (long)c->pid,
-		  (unsigned long)c->uid, (unsigned long)c->gid, nfds);
+	log_debug("control: client pid %ld uid %lu gid %lu: HELLO, %u descriptors handed over, lead %llu ns",
+		  (long)c->pid, (unsigned long)c->uid, (unsigned long)c->gid, nfds,
+		  (unsigned long long)tb_client_lead_ns(c->tbc));
 	return rc;
 }
 

@@ -76,6 +76,7 @@ void params_from_config(const struct clockd_config *cfg, struct clockd_params *p
 		.max_timers = cfg->client_max_timers,
 		.max_timers_per_user = cfg->max_timers_per_user,
 		.lead_ns = cfg->timer_lead_ns,
+		.lead_other_ns = cfg->timer_lead_other_ns,
 		.min_period_ns = (uint64_t)cfg->timer_min_period_us * 1000,
 		.max_expiries_per_sec = cfg->client_max_expiries_per_sec,
 	};

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -867,8 +868,14 @@ static void *deliver_thread(void *p)
 	struct thread_arg a = *(struct thread_arg *)p;
 	struct lib_cpu *pc = &a.c->pair[a.k];
 	bool dead = false, slept = false;
+	int policy = sched_getscheduler(0);
 
 	free(p);
+	/* A SCHED_OTHER thread sleeps out the daemon's lead (ptimer.c):
+	 * with no timer slack, its wake-up is at the expiry, as a timerfd's
+	 * (real-time threads have none anyway). */
+	if (policy != SCHED_FIFO && policy != SCHED_RR)
+		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	while (!dead) {
 		if (!on_cpu(pc->cpu, slept)) {
 			slept = true;

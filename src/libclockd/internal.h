@@ -255,6 +255,13 @@ void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops);
  * at most 1 ms): a delivery waits no longer than this for its expiry. */
 #define LIB_LEAD_MAX_NS 1000000
 
+/* sleep.c: wait until clockd clock @id reads @target ns, asleep on the
+ * kernel's clock throughout (not spinning its last stretch, as
+ * clockd_clock_nanosleep does): for a SCHED_OTHER thread, whose spin the
+ * scheduler may cut for a whole time slice. Precise with a timer slack
+ * of 1 ns (the delivery threads'). The caller's signal mask is kept. */
+void lib_wait_asleep(clockid_t id, int64_t target);
+
 /* ptimer.c: the si_timerid of @t's signals (SIGEV_SIGNAL), as the kernel
  * gives its timer's id there: the preload's timer id. 0 unless set. */
 void lib_ptimer_set_sigid(clockd_timer_t t, int id);

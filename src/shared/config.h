@@ -82,6 +82,7 @@ struct clockd_config {
 	char timer_cpus[128];        /* timer_cpus: "all" or a CPU list */
 	uint32_t timer_priority;     /* timer_priority */
 	uint32_t timer_lead_ns;      /* timer_lead_ns */
+	uint32_t timer_lead_other_ns; /* timer_lead_other_ns */
 	uint32_t timer_ring_slots;   /* timer_ring_slots */
 	uint32_t client_max_timers;  /* client_max_timers */
 	uint32_t client_max_msgs_per_sec; /* client_max_msgs_per_sec */

@@ -35,10 +35,12 @@
  *                                                     errno (32-63)
  *
  * Lead: the daemon may put a FIRE of a ns timer (CTL_CLOCK_MONOTONIC or
- * _REALTIME) in the ring up to its configured lead (timer_lead_ns) before
- * the expiry, so that waking the client overlaps the last stretch; the
- * client must not notify before its clock reads FIRE.expires (libclockd
- * waits for it with clockd_clock_nanosleep). Jiffies timers have no lead.
+ * _REALTIME) in the ring up to its configured lead (timer_lead_ns for a
+ * real-time client, timer_lead_other_ns for others) before the expiry,
+ * so that waking the client overlaps the last stretch; the client must
+ * not notify before its clock reads FIRE.expires (libclockd waits for it:
+ * a real-time thread spins the end, another sleeps). Jiffies timers have
+ * no lead.
  *
  * ARM's clock, flags, expires and period mean what they mean in the
  * control protocol's ARM (shared/ctlproto.h: CTL_CLOCK_*, CTL_ARM_*), and

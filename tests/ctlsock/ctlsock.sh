@@ -90,8 +90,19 @@ fi
 
 # --- a daemon with room ---
 # log_level debug: a client's departure is logged at debug level.
-start_daemon a -o client_max_msgs_per_sec=100000 -o max_clients=16 -o log_level=debug
+start_daemon a -o client_max_msgs_per_sec=100000 -o max_clients=16 -o log_level=debug -o timer_lead_other_ns=20000
 raw "HELLO" hello
+# A real-time client's lead is timer_lead_ns (30 us by default), a
+# SCHED_OTHER one's timer_lead_other_ns (20 us here).
+grep -q "client pid [0-9]* uid [0-9]* gid [0-9]*: HELLO, .* lead 20000 ns" "$tmp/a.log"
+ok $? "a SCHED_OTHER client gets timer_lead_other_ns: $(grep -o 'HELLO, .*lead [0-9]* ns' "$tmp/a.log" | tail -n 1)"
+if chrt -f 10 true 2>/dev/null; then
+	chrt -f 10 "$RAW" hello >/dev/null 2>&1
+	poll "$DEADLINE_S" grep -q "HELLO, .* lead 30000 ns" "$tmp/a.log"
+	ok $? "a SCHED_FIFO client gets timer_lead_ns: $(grep -o 'HELLO, .*lead [0-9]* ns' "$tmp/a.log" | tail -n 1)"
+else
+	echo "# no SCHED_FIFO here: the real-time client's lead is not checked"
+fi
 raw "ARM on the socket" fire
 raw "malformed messages" malformed
 kill -0 "$daemon_pid"

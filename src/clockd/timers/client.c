@@ -171,6 +171,16 @@ void tb_client_limit(struct tb_client *c, uint32_t max_timers)
 	__atomic_store_n(&c->max_timers, max_timers, __ATOMIC_RELAXED);
 }
 
+void tb_client_lead(struct timer_bases *tb, struct tb_client *c, bool realtime)
+{
+	__atomic_store_n(&c->lead_ns, realtime ? tb->p.lead_ns : tb->p.lead_other_ns, __ATOMIC_RELAXED);
+}
+
+uint64_t tb_client_lead_ns(const struct tb_client *c)
+{
+	return __atomic_load_n(&c->lead_ns, __ATOMIC_RELAXED);
+}
+
 uint32_t tb_client_max_timers(const struct tb_client *c)
 {
 	return __atomic_load_n(&c->max_timers, __ATOMIC_RELAXED);

@@ -73,6 +73,8 @@ struct tb_slot {
 			    * expiry is not late by the time before the arm */
 	uint8_t reserved;  /* pending on one of its client's reserved ids
 			    * (user_take), not on its user's armed count */
+	uint32_t early;    /* ns timers: its heap key is its deadline less
+			    * this, its client's lead when armed (heap_key) */
 };
 
 /* FIFO of records that found the delivery ring full. */
@@ -133,6 +135,8 @@ struct tb_client {
 	uid_t uid;
 	int broken;                    /* atomic: a base found it corrupt */
 	uint32_t max_timers;           /* atomic: its timer ids (tb_client_limit) */
+	uint64_t lead_ns;              /* atomic: its ns timers are expired this
+					* much early (tb_client_lead) */
 	uint64_t reserved;             /* atomic: ids it reserved (main thread) */
 	uint64_t res_armed;            /* atomic: its pending timers on them
 					* (CTL_ARM_RESERVED; the bases) */

@@ -107,6 +107,7 @@ struct tb_client *tb_client_alloc(struct timer_bases *tb, pid_t pid, uid_t uid, 
 		return NULL;
 	c->pid = pid;
 	c->max_timers = tb->p.max_timers;
+	c->lead_ns = tb->p.lead_ns;
 	c->uid = uid;
 	c->size = timer_shm_size(tb->n, tb->p.ring_slots);
 	*memfd = shm_make(c->size, &c->mem);

@@ -186,6 +186,21 @@ static bool user_take(struct tb_cc *cc, struct tb_slot *s, const struct timerrec
 	return false;
 }
 
+/*
+ * An ns timer's place in its heap: its deadline @dl less its client's
+ * lead (tb_client_lead), which s->early keeps, so that the heap's order
+ * is the order of the hand-overs and its top says when to wake.
+ */
+static uint64_t heap_key(struct tb_slot *s, uint64_t dl)
+{
+	uint64_t lead = __atomic_load_n(&s->cc->client->lead_ns, __ATOMIC_RELAXED);
+
+	if (lead > dl)
+		lead = dl;
+	s->early = (uint32_t)lead;
+	return dl - lead;
+}
+
 /* Disarm @s wherever it is pending and void its undelivered record. */
 static void slot_stop(struct tb_cc *cc, struct tb_slot *s)
 {
@@ -277,7 +292,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	memset(&s->u, 0, sizeof(s->u));
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
-	} else if (hrheap_add(heap_of(b, kind), &s->u.h, exp) < 0) {
+	} else if (hrheap_add(heap_of(b, kind), &s->u.h, heap_key(s, exp)) < 0) {
 		/* Pending after all, for as long as it takes to say not. */
 		pending_inc(cc);
 		pending_dec(s);
@@ -541,10 +556,12 @@ void tb_expire_jiffies(struct tb_base *b)
 static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now, uint64_t kmono,
 			      uint64_t when)
 {
-	uint64_t exp = s->u.h.deadline, until = sat_add(now, when - kmono), next;
+	uint64_t exp = s->u.h.deadline + s->early, until = sat_add(now, when - kmono), next;
 
 	uint64_t target = until > exp ? until : exp;
 
+	/* A turn is taken when it comes, with no lead. */
+	s->early = 0;
 	if (!s->period) {
 		hrheap_update(h, &s->u.h, target);
 		return;
@@ -558,7 +575,7 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 		hrheap_update(h, &s->u.h, target);
 	} else if (next <= INT64_MAX) {
 		fold(s, 1);
-		hrheap_update(h, &s->u.h, next);
+		hrheap_update(h, &s->u.h, heap_key(s, next));
 	} else {
 		hrheap_del(h, &s->u.h);
 		s->kind = TB_NONE;
@@ -577,16 +594,16 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun, kmono, when, late;
-	uint64_t lead = b->tb->p.lead_ns;
+	uint64_t now, next, exp, overrun, kmono, when, late, dl;
 
 	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
 		return;
 	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
-	/* Expired @lead early: the client waits out the rest on the clock
-	 * itself before it notifies (timerrec.h), so the hand-over to it
-	 * happens while the deadline approaches instead of after it. */
-	while ((node = hrheap_peek(h)) && node->deadline <= sat_add(now, lead)) {
+	/* Expired its client's lead early (heap_key): the client waits out
+	 * the rest on the clock itself before it notifies (timerrec.h), so
+	 * the hand-over to it happens while the deadline approaches instead
+	 * of after it. */
+	while ((node = hrheap_peek(h)) && node->deadline <= now) {
 		struct tb_slot *s = SLOT_OF(node, u.h);
 
 		if (!may_expire(s, kmono, &when)) {
@@ -594,15 +611,16 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 			continue;
 		}
 		/* Lateness from its deadline: a turn over budget (lag) is not. */
-		late = now > node->deadline ? now - node->deadline : 0;
-		exp = node->deadline - s->lag;
+		dl = node->deadline + s->early;
+		late = now > dl ? now - dl : 0;
+		exp = dl - s->lag;
 		s->lag = 0;
 		overrun = 0;
 		if (s->period) {
 			/* Only periods whose expiry has passed are missed. */
 			overrun = periodic_step(&exp, s->period, now > exp ? now : exp, &next);
 			if (next <= INT64_MAX) {
-				hrheap_update(h, node, next);
+				hrheap_update(h, node, heap_key(s, next));
 			} else {
 				hrheap_del(h, node);
 				s->kind = TB_NONE;
@@ -650,7 +668,7 @@ uint64_t tb_ns_deadline(struct tb_base *b, bool *err)
 		/* What is left on the clockd clock, from now on the kernel's:
 		 * if the clockd clock runs slower, the wake-up finds some left
 		 * and sleeps again for it (converging, never early). */
-		at = node->deadline > sat_add(now, b->tb->p.lead_ns) ? node->deadline - b->tb->p.lead_ns - now : 0;
+		at = node->deadline > now ? node->deadline - now : 0;
 		at = sat_add(kns, at);
 		if (at < best)
 			best = at;

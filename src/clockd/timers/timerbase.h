@@ -64,8 +64,10 @@ struct tb_params {
 	uint64_t max_timers_per_user; /* pending timers of one uid's clients
 				       * on all bases (0: no limit); an ARM
 				       * beyond gets an EAGAIN record */
-	uint64_t lead_ns;     /* ns timers are expired this much early; the
-			       * client waits out the rest (timerrec.h) */
+	uint64_t lead_ns;     /* ns timers of a real-time client are expired
+			       * this much early; the client waits out the
+			       * rest (timerrec.h) */
+	uint64_t lead_other_ns; /* ... of a SCHED_OTHER client (tb_client_lead) */
 	uint64_t min_period_ns;      /* a periodic ns timer's shortest period:
 				      * shorter ones are run at this one */
 	uint32_t max_expiries_per_sec; /* per client and base: expiries
@@ -151,6 +153,13 @@ void tb_client_limit(struct tb_client *c, uint32_t max_timers);
  * quota. Freed with the client. */
 int tb_client_reserve(struct timer_bases *tb, struct tb_client *c, int32_t count);
 uint32_t tb_client_max_timers(const struct tb_client *c);
+/* Main thread, before the client has its descriptors: its ns timers are
+ * handed over tb_params.lead_ns early if @realtime (its delivery threads
+ * run SCHED_FIFO or SCHED_RR and spin out the lead), lead_other_ns if not
+ * (they sleep it out: the trade of a wake-up for the tail is another
+ * one). New clients have lead_ns. */
+void tb_client_lead(struct timer_bases *tb, struct tb_client *c, bool realtime);
+uint64_t tb_client_lead_ns(const struct tb_client *c);
 int tb_client_cancel(struct timer_bases *tb, struct tb_client *c, uint32_t timer_id);
 /* True once a base found the client's shared memory corrupt (a ring's
  * counters out of range): the server should disconnect it. */
