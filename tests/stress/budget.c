@@ -91,6 +91,16 @@ static int cmp64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* -1 with errno kept, timer @t deleted: time_client's failures. */
+static int fail_deleting(clockd_timer_t t)
+{
+	int err = errno;
+
+	clockd_timer_delete(t);
+	errno = err;
+	return -1;
+}
+
 /* Time a 1 ms periodic timer on @cpu for @secs: its lateness quantiles
  * (@q: p50, p99, max) in ns. */
 static int time_client(int cpu, int secs, int64_t q[3])
@@ -118,13 +128,8 @@ static int time_client(int cpu, int secs, int64_t q[3])
 		its.it_value.tv_nsec = next % NSEC_PER_SEC;
 		if (clockd_timer_settime(t, TIMER_ABSTIME, &its, NULL) == 0)
 			break;
-		if (errno != EAGAIN || tries == 100) {
-			int err = errno;
-
-			clockd_timer_delete(t);
-			errno = err;
-			return -1;
-		}
+		if (errno != EAGAIN || tries == 100)
+			return fail_deleting(t);
 		fprintf(stderr, "budget: timer_settime: EAGAIN, trying again\n");
 		poll(NULL, 0, 100);
 	}
@@ -142,13 +147,8 @@ static int time_client(int cpu, int secs, int64_t q[3])
 			continue; /* not yet (clockd_timer_create(3)'s example) */
 		if (r == 0)
 			errno = ETIMEDOUT; /* no expiry for 5 s */
-		if (got != (ssize_t)sizeof(n)) {
-			int err = errno;
-
-			clockd_timer_delete(t);
-			errno = err;
-			return -1;
-		}
+		if (got != (ssize_t)sizeof(n))
+			return fail_deleting(t);
 		now = mono_ns();
 		/* The last of the n expiries notified was due at next + (n - 1) ms. */
 		next += (int64_t)(n - 1) * 1000000;
