@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -390,10 +391,13 @@ static int64_t now_ns(clockid_t id)
 /*
  * How a thread waits out the lead: a real-time one spins its last 50 us
  * (clockd_clock_nanosleep), which is what the lead buys; a SCHED_OTHER
- * one sleeps (lib_wait_asleep): spinning, it was cut for a whole time
- * slice of a busy loop beside it often enough to put its p99 at 0.5-0.8
- * ms. Its policy is read once per thread (a delivery thread keeps the
- * one it was made with).
+ * delivery thread sleeps (lib_wait_asleep): spinning, it was cut for a
+ * whole time slice of a busy loop beside it often enough to put its p99
+ * at 0.5-0.8 ms. It sleeps only with a timer slack of 1 us or less (the
+ * library's delivery threads set 1 ns): an application's thread running
+ * clockd_dispatch() has its own, 50 us by default, which would make the
+ * callback that late; it spins, as before. Read once per thread (a
+ * delivery thread keeps what it was made with).
  */
 static bool thread_sleeps_lead(void)
 {
@@ -401,8 +405,9 @@ static bool thread_sleeps_lead(void)
 
 	if (sleeps < 0) {
 		int policy = sched_getscheduler(0);
+		int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
 
-		sleeps = policy != SCHED_FIFO && policy != SCHED_RR;
+		sleeps = policy != SCHED_FIFO && policy != SCHED_RR && slack >= 0 && slack <= 1000;
 	}
 	return sleeps;
 }
