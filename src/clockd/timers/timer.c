@@ -132,20 +132,27 @@ static bool dec_if_positive(uint64_t *v)
 	return old != 0;
 }
 
-/* @s is no longer pending: its client's count, and the quota it held
- * (one of the client's reserved ids, or one of its user's armed). */
-static void pending_dec(struct tb_slot *s)
+/* The quota @s held, given back (user_take's inverse): one of its
+ * client's reserved ids, or one of its user's armed. */
+static void user_put(struct tb_slot *s)
 {
-	struct tb_cc *cc = s->cc;
-	struct tb_client *c = cc->client;
+	struct tb_client *c = s->cc->client;
 
-	cc->npending--;
-	tb_stat_set(&cc->st.pending, cc->npending);
 	if (s->reserved && !dec_if_positive(&c->moved))
 		__atomic_fetch_sub(&c->res_armed, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_sub(&c->user->armed, 1, __ATOMIC_RELAXED);
 	s->reserved = 0;
+}
+
+/* @s is no longer pending: its client's count, and its quota. */
+static void pending_dec(struct tb_slot *s)
+{
+	struct tb_cc *cc = s->cc;
+
+	cc->npending--;
+	tb_stat_set(&cc->st.pending, cc->npending);
+	user_put(s);
 }
 
 /*
@@ -293,9 +300,7 @@ static void arm(struct tb_cc *cc, const struct timerrec *t)
 	if (kind == TB_JIFFIES) {
 		wheel_add(&b->wheel, &s->u.w, exp);
 	} else if (hrheap_add(heap_of(b, kind), &s->u.h, heap_key(s, exp)) < 0) {
-		/* Pending after all, for as long as it takes to say not. */
-		pending_inc(cc);
-		pending_dec(s);
+		user_put(s);
 		oom_note(cc, "the deadline heap");
 		tb_deliver_error(cc, t->timer_id, t->gen, ENOMEM);
 		return;
