@@ -60,13 +60,16 @@ int main(void)
 		if (clockd_add_timer(&t[i], clockd_get_jiffies_64() + 2 + i) != 0)
 			return 1;
 	}
-	clockd_del_timer_sync(&t[7]);
-	for (int i = 0; i < 2000 && fired < 7; i++)
+	/* Under valgrind the arms can take longer than t[7]'s 9 jiffies:
+	 * then it fired before it was deleted (0, not pending), as in the
+	 * kernel, and all 8 run. */
+	int want = clockd_del_timer_sync(&t[7]) == 1 ? 7 : 8;
+	for (int i = 0; i < 2000 && fired < want; i++)
 		nanosleep(&ts, NULL);
 	for (int i = 0; i < 8; i++)
 		clockd_del_timer_sync(&t[i]);
-	printf("fired %d\n", fired);
-	return fired == 7 ? 0 : 2;
+	printf("fired %d of %d\n", fired, want);
+	return fired == want ? 0 : 2;
 }
 EOC
 if ${CC:-cc} -I"$top_srcdir/include" -o "$T/client" "$T/client.c" -L"$LIBDIR" -lclockd -lpthread 2>"$T/cc.log"; then
