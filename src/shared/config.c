@@ -599,6 +599,11 @@ struct load {
 	bool dropins; /* reading a drop-in directory */
 	char **files;
 	size_t nfiles;
+	bool too_many; /* CONFIG_MAX_FILES read, and said */
+	/* The files being read, the caller's first: one that includes
+	 * itself, however far down, is an error, not a loop. */
+	dev_t open_dev[CONFIG_INCLUDE_DEPTH + 1];
+	ino_t open_ino[CONFIG_INCLUDE_DEPTH + 1];
 	size_t set_file[sizeof(config_table) / sizeof(config_table[0])];
 	unsigned set_line[sizeof(config_table) / sizeof(config_table[0])];
 };
@@ -613,16 +618,28 @@ struct load_file {
 	unsigned seen[sizeof(config_table) / sizeof(config_table[0])];
 };
 
-/* One error, "PATH:LINE: [KEY: ]why" (no LINE when @line is 0). */
-static void load_error(struct load *ld, const char *path, unsigned line, const char *key, const char *why)
+/* One error, "PATH:LINE: [KEY: ]why" (no LINE when @line is 0); the
+ * first CONFIG_ERRORS_SHOWN only, and the one that ends the load early
+ * (@last). */
+#define CONFIG_ERRORS_SHOWN 50
+
+static void load_error_at(struct load *ld, const char *path, unsigned line, const char *key, const char *why,
+			  bool last)
 {
-	ld->errors++;
-	if (!ld->errs)
+	if ((++ld->errors > CONFIG_ERRORS_SHOWN && !last) || !ld->errs) {
+		if (ld->errs && ld->errors == CONFIG_ERRORS_SHOWN + 1)
+			fprintf(ld->errs, "%s: further errors not shown\n", path);
 		return;
+	}
 	fprintf(ld->errs, "%s:", path);
 	if (line)
 		fprintf(ld->errs, "%u:", line);
 	fprintf(ld->errs, " %s%s%s\n", key ? key : "", key ? ": " : "", why);
+}
+
+static void load_error(struct load *ld, const char *path, unsigned line, const char *key, const char *why)
+{
+	load_error_at(ld, path, line, key, why, false);
 }
 
 static void file_error(struct load_file *lf, const char *key, const char *why)
@@ -720,7 +737,7 @@ static void load_include(struct load_file *lf, struct clockd_config *next, char 
 		snprintf(why, sizeof(why), "%s: %s", pattern, r == GLOB_NOSPACE ? "out of memory" : "cannot read a directory");
 		file_error(lf, "include", why);
 	} else {
-		for (size_t i = 0; r == 0 && i < g.gl_pathc; i++)
+		for (size_t i = 0; r == 0 && i < g.gl_pathc && !lf->ld->too_many; i++)
 			load_path(lf->ld, next, g.gl_pathv[i], lf->depth + 1, cur, lf->lineno);
 	}
 	if (r != GLOB_NOMATCH)
@@ -773,6 +790,15 @@ static void load_line(struct load_file *lf, struct clockd_config *next, char *li
 	lf->ld->set_line[i] = lf->lineno;
 }
 
+/* @st is one of the files being read, at depths 0 to @depth - 1. */
+static bool open_already(const struct load *ld, unsigned depth, const struct stat *st)
+{
+	for (unsigned i = 0; i < depth && i <= CONFIG_INCLUDE_DEPTH; i++)
+		if (ld->open_dev[i] == st->st_dev && ld->open_ino[i] == st->st_ino)
+			return true;
+	return false;
+}
+
 /* Read @path (included from @from:@from_line, or named by the caller
  * when @from is NULL) into @next. */
 static void load_path(struct load *ld, struct clockd_config *next, const char *path, unsigned depth,
@@ -784,6 +810,17 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 	FILE *f;
 	int fd, r;
 
+	/* Includes of includes (a pattern matching the file itself and its
+	 * siblings) could name files without end: a bound. */
+	if (ld->nfiles >= CONFIG_MAX_FILES) {
+		if (!ld->too_many) {
+			ld->too_many = true;
+			snprintf(why, sizeof(why), "%s: more than %d files to read (do includes include each other?)",
+				 path, CONFIG_MAX_FILES);
+			load_error_at(ld, from ? from : path, from_line, from ? "include" : NULL, why, true);
+		}
+		return;
+	}
 	files = realloc(ld->files, (ld->nfiles + 1) * sizeof(*files));
 	if (files)
 		ld->files = files;
@@ -807,6 +844,8 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 		 * block, nor a device. The file named by the caller may be
 		 * anything it reads (/dev/null: no file, the defaults). */
 		snprintf(why, sizeof(why), "not a regular file");
+	else if (from && open_already(ld, depth, &st))
+		snprintf(why, sizeof(why), "includes itself (it is being read)");
 	else
 		why[0] = '\0';
 	if (why[0]) {
@@ -822,7 +861,9 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 			fclose(f);
 		return;
 	}
-	while ((r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
+	ld->open_dev[depth] = st.st_dev;
+	ld->open_ino[depth] = st.st_ino;
+	while (!ld->too_many && (r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
 		lf.lineno++;
 		if (r < 0)
 			file_error(&lf, NULL, why);
