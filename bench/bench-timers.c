@@ -244,7 +244,7 @@ static void latency(int reps, int cpu, double t50, double t99)
 	       pct(pool_direct, np, .999) / 1e3, pool_late[np - 1] / 1e3, pool_direct[np - 1] / 1e3);
 	printf("  client CPU per expiry: %.1f us (clockd, the delivery thread's wake-up and its wait for the "
 	       "expiry) vs %.1f us (timerfd)\n", cpu_daemon / 1e3 / np, cpu_direct / 1e3 / np);
-	printf("  worst repetition p50 %.2fx p99 %.2fx; target p50 <= %.2fx, p99 <= %.2fx: %s in %d of %d\n", w50,
+	printf("  worst repetition p50 %.2fx p99 %.2fx; target p50 <= %.2fx, p99 <= %.2fx: %s (met in %d of %d)\n", w50,
 	       w99, t50, t99, verdict(met == reps), met, reps);
 }
 
