@@ -53,6 +53,7 @@
 struct lib_cpu {
 	int cpu;
 	int sub_efd, deliv_efd;
+	int deliv_ep; /* its delivery thread's epoll descriptor, or -1 */
 	struct ring sub, deliv;
 	bool served; /* a delivery thread was started */
 };
@@ -112,6 +113,8 @@ static void conn_free(struct lib_conn *c)
 	for (unsigned k = 0; k < c->n; k++) {
 		close(c->pair[k].sub_efd);
 		close(c->pair[k].deliv_efd);
+		if (c->pair[k].deliv_ep >= 0)
+			close(c->pair[k].deliv_ep);
 	}
 	if (c->map)
 		munmap(c->map, c->maplen);
@@ -277,6 +280,7 @@ static int attach_rings(struct lib_conn *c, const struct ctl_hello_ack *ack, con
 		p->cpu = (int)h.cpu[k];
 		p->sub_efd = fds[1 + 2 * k];
 		p->deliv_efd = fds[2 + 2 * k];
+		p->deliv_ep = -1;
 		c->index[p->cpu] = (int8_t)k;
 		if (ring_attach(&p->sub, base, h.region) < 0 || ring_attach(&p->deliv, base + h.region, h.region) < 0)
 			return -EPROTO;
@@ -738,6 +742,7 @@ static void *reconnect_thread(void *arg)
 	int64_t sleep_ms = 1;
 
 	(void)arg;
+	lib_tlock_thread_masked();
 	lib_tlock_lock();
 	while (reconnect_in_time()) {
 		reconnect_pause(sleep_ms);
@@ -832,6 +837,43 @@ static bool wait_efd(int sock, int timeout_ms, int efd)
 	return pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
+/*
+ * A delivery thread's sleep: one epoll_wait on the socket (hang-up) and
+ * the delivery eventfd, the eventfd edge-triggered, so that it is never
+ * read (one system call a wake-up, not poll's two: measured, the read
+ * was one in four of the thread's per expiry). Every write is an edge,
+ * and the daemon writes only after we announced the wait (ring.h). The
+ * count is never reset: 2^64 - 2 writes to saturate it. -1 if the epoll
+ * descriptor cannot be made: then poll and read.
+ */
+static int deliv_watch(int sock, int efd)
+{
+	struct epoll_event hup = { .events = EPOLLRDHUP, .data.u32 = 0 };
+	struct epoll_event in = { .events = EPOLLIN | EPOLLET, .data.u32 = 1 };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &hup) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &in) < 0)) {
+		close(ep);
+		ep = -1;
+	}
+	return ep;
+}
+
+/* Sleep until a record or a hang-up: true on hang-up. */
+static bool deliv_wait(int ep, int sock, int efd)
+{
+	struct epoll_event ev[2];
+	int n;
+
+	if (ep < 0)
+		return wait_efd(sock, -1, efd);
+	n = epoll_wait(ep, ev, 2, -1);
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u32 == 0 && (ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+			return true;
+	return false;
+}
+
 struct thread_arg {
 	struct lib_conn *c;
 	unsigned k;
@@ -845,17 +887,32 @@ struct thread_arg {
  * elsewhere: off its CPU the thread pins itself again, and while that
  * fails (the CPU is away) it runs nothing and retries every
  * HOTPLUG_RETRY_MS (the callbacks run late, on their CPU). Checked before
- * each drain (sched_getcpu) and, after a sleep, against the affinity.
+ * each drain (sched_getcpu, no system call) and against the affinity
+ * (widened, the thread may wake on its CPU and later be moved): after a
+ * sleep that follows a drain that ended off the CPU (the thread moved),
+ * and otherwise at most every AFFINITY_CHECK_NS, not at every wake-up
+ * (measured: one system call in four of the thread's per expiry).
  */
 #define HOTPLUG_RETRY_MS 100
+#define AFFINITY_CHECK_NS 10000000
 
-static bool on_cpu(int cpu, bool slept)
+struct cpu_check {
+	int cpu;
+	bool moved;	 /* the last drain ended off the CPU */
+	int64_t next_ns; /* the next affinity check, after a sleep */
+};
+
+static bool on_cpu(struct cpu_check *k, bool slept)
 {
+	int cpu = k->cpu;
 	cpu_set_t set;
 
 	if (sched_getcpu() == cpu) {
-		if (!slept || sched_getaffinity(0, sizeof(set), &set) < 0 ||
-		    (CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set)))
+		if (!slept || (!k->moved && mono_ns() < k->next_ns))
+			return true;
+		k->moved = false;
+		k->next_ns = mono_ns() + AFFINITY_CHECK_NS;
+		if (sched_getaffinity(0, sizeof(set), &set) < 0 || (CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set)))
 			return true;
 	}
 	CPU_ZERO(&set);
@@ -867,17 +924,25 @@ static void *deliver_thread(void *p)
 {
 	struct thread_arg a = *(struct thread_arg *)p;
 	struct lib_cpu *pc = &a.c->pair[a.k];
+	struct cpu_check check = { .cpu = pc->cpu };
 	bool dead = false, slept = false;
 	int policy = sched_getscheduler(0);
+	int ep = deliv_watch(a.c->sock, pc->deliv_efd);
 
 	free(p);
+	lib_tlock_thread_masked();
+	/* Closed with the connection's other descriptors (conn_free), in a
+	 * forked child too. */
+	lib_tlock_lock();
+	pc->deliv_ep = ep;
+	lib_tlock_unlock();
 	/* A SCHED_OTHER thread sleeps out the daemon's lead (ptimer.c):
 	 * with no timer slack, its wake-up is at the expiry, as a timerfd's
 	 * (real-time threads have none anyway). */
 	if (policy != SCHED_FIFO && policy != SCHED_RR)
 		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	while (!dead) {
-		if (!on_cpu(pc->cpu, slept)) {
+		if (!on_cpu(&check, slept)) {
 			slept = true;
 			if (wait_efd(a.c->sock, HOTPLUG_RETRY_MS, -1)) {
 				lib_tlock_lock();
@@ -892,9 +957,11 @@ static void *deliver_thread(void *p)
 		slept = false;
 		if (drain(a.c, a.k) < 0)
 			break;
+		if (sched_getcpu() != pc->cpu)
+			check.moved = true;
 		if (ring_prepare_wait(&pc->deliv)) {
 			slept = true;
-			if (wait_efd(a.c->sock, -1, pc->deliv_efd)) {
+			if (deliv_wait(ep, a.c->sock, pc->deliv_efd)) {
 				lib_tlock_lock();
 				lib_conn_lose(a.c);
 				lib_tlock_unlock();

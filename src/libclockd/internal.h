@@ -152,6 +152,9 @@ int lib_tlock_lock_sig(void);
  * calls POSIX does not ask to be async-signal-safe. */
 void lib_tlock_lock_fast(void);
 void lib_tlock_unlock_fast(void);
+/* Called first in a thread of ours, created with every signal blocked:
+ * its lib_tlock_lock() is then the fast one. */
+void lib_tlock_thread_masked(void);
 void lib_tlock_wait(void);
 void lib_tlock_broadcast(void);
 /* In a forked child: both made new (the parent's may be held). */
