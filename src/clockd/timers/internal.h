@@ -179,6 +179,9 @@ struct tb_base {
 	pthread_t thread;
 	bool started;      /* the thread was created */
 	bool cpu_away;     /* the thread's own: off its CPU (hotplug) */
+	bool cpu_moved;    /* the thread's own: the last round ended off it */
+	uint64_t affinity_check_kns; /* the thread's own: the next look at
+				      * its affinity after a sleep */
 	int wake_efd, tfd, epfd;
 	/* start-up handshake */
 	int start_state;   /* 0 running set-up, 1 ready, -1 failed */
