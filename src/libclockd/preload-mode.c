@@ -42,7 +42,13 @@ static int64_t next_check; /* kernel CLOCK_MONOTONIC_COARSE, ns */
  * at the switch so that the clock goes on from the largest value clockd
  * could have handed out (at_switch below). last is the largest value
  * handed out off clockd (away, or held while returning), an atomic max;
- * back on clockd a clock is held at last until clockd passes it.
+ * back on clockd a clock is held at held, last as it was when the process
+ * left AWAY, until clockd passes it. Not at last itself: a thread that
+ * read the mode AWAY, was preempted and computed its value after the
+ * process left AWAY still raises last, then sees the new mode and hands
+ * nothing out; held at that last, another thread would hand it out after
+ * the move back to clockd had been decided on the lower one (a CI run saw
+ * 918 reads go back, the first by 288 us).
  */
 enum track { TR_MONO, TR_RAW, TR_COARSE, TR_COUNT };
 
@@ -54,6 +60,7 @@ static const clockid_t track_clockd[TR_COUNT] = { CLOCKD_MONOTONIC, CLOCKD_MONOT
 static struct {
 	int64_t off;
 	int64_t last;
+	int64_t held;
 } track[TR_COUNT];
 
 /* The clamped clock behind clockd clock @c, or -1. */
@@ -382,8 +389,16 @@ static void check_return(void)
 		if (policy() != POLICY_SILENT)
 			say("libclockd-preload: clockd is back with clocks more than " RETURN_HOLD_MAX_TEXT
 			    " behind this process's: staying on the kernel's clocks\n");
-	} else if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_RETURNING, false, __ATOMIC_SEQ_CST,
+	} else if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST,
 					       __ATOMIC_SEQ_CST)) {
+		/* Out of AWAY first (serve_away's values are in last, or
+		 * never handed out), then last is what was handed out. */
+		__atomic_store_n(&preload_switcher, pthread_self(), __ATOMIC_RELEASE);
+		for (int k = 0; k < TR_COUNT; k++)
+			__atomic_store_n(&track[k].held, __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST),
+					 __ATOMIC_RELAXED);
+		/* Publishes held. */
+		__atomic_store_n(&preload_mode, MODE_RETURNING, __ATOMIC_SEQ_CST);
 		note_switch(false, 0);
 	}
 	errno = err;
@@ -407,27 +422,27 @@ static bool serve_away(int k, struct timespec *ts)
 	return true;
 }
 
-/* Returning: every clamped clock has passed its last value on clockd.
- * Clocks never read away have a last of 0. */
+/* Returning: every clamped clock has passed its held value on clockd.
+ * Clocks never read away have a held value of 0. */
 static bool all_passed(void)
 {
 	struct timespec ts;
 
 	for (int k = 0; k < TR_COUNT; k++) {
-		int64_t last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
+		int64_t held = __atomic_load_n(&track[k].held, __ATOMIC_SEQ_CST);
 
-		if (last && (clockd_clock_gettime(track_clockd[k], &ts) != 0 || ts_to_ns(&ts) < last))
+		if (held && (clockd_clock_gettime(track_clockd[k], &ts) != 0 || ts_to_ns(&ts) < held))
 			return false;
 	}
 	return true;
 }
 
 /* Returning: clockd clock @c (clamped clock @k, or -1) into *@ts, held at
- * its last value until clockd passes it. 0, -1 with errno set (not a
+ * its held value until clockd passes it. 0, -1 with errno set (not a
  * daemon error), or 1: went away, start again. */
 static int serve_returning(clockid_t c, int k, struct timespec *ts)
 {
-	int64_t v, last;
+	int64_t v, held;
 	int m = MODE_RETURNING;
 
 	if (clockd_clock_gettime(c, ts) != 0) {
@@ -438,9 +453,9 @@ static int serve_returning(clockid_t c, int k, struct timespec *ts)
 	}
 	if (k >= 0) {
 		v = ts_to_ns(ts);
-		last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
-		if (v < last) {
-			*ts = ns_to_ts(last);
+		held = __atomic_load_n(&track[k].held, __ATOMIC_SEQ_CST);
+		if (v < held) {
+			*ts = ns_to_ts(held);
 			return 0;
 		}
 	}

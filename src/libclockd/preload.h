@@ -108,7 +108,7 @@ static inline clockid_t map_sleep(clockid_t id)
  *
  *   UNSET -> DECIDING -> CLOCKD, or KERNEL for good (no daemon at start)
  *   CLOCKD -> SWITCHING -> AWAY   a read failed: the kernel's clocks
- *   AWAY -> RETURNING             the page is live again (checked every
+ *   AWAY -> SWITCHING -> RETURNING  the page is live again (checked every
  *                                 RETURN_CHECK_NS, by the kernel's coarse
  *                                 clock, not on every read), unless its
  *                                 clocks are more than RETURN_HOLD_MAX_NS
