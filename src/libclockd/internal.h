@@ -229,6 +229,10 @@ int lib_core_cancel(struct lib_tcore *core);
  * POSIX timers (ptimer.c). */
 int lib_core_claim(void);
 void lib_core_unclaim(void);
+/* With lib_tlock held: the connection, made now if need be (a daemon
+ * answers once its page is live); 0, also while reconnecting, or
+ * -errno. */
+int lib_core_connect(void);
 bool lib_core_pending(const struct lib_tcore *core);
 /* With lib_tlock held: wait until no callback of @core runs;
  * -EDEADLK from its own callback. */

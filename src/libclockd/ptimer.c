@@ -182,6 +182,13 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 	int err;
 
 	if (!(flags & TIMER_ABSTIME)) {
+		/* Connected first: a daemon that is starting (its socket is
+		 * bound before its page is live) answers once the page is
+		 * live, so the clock is read then, not failed with ENOENT or
+		 * ESTALE, which timer_settime does not have. */
+		err = lib_core_connect();
+		if (err < 0)
+			return err;
 		if (clockd_clock_gettime(base, &now) < 0)
 			return -errno;
 		at += ts_ns(&now);

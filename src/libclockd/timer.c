@@ -403,6 +403,15 @@ void lib_core_unclaim(void)
 	lib_conn_unclaim();
 }
 
+int lib_core_connect(void)
+{
+	int err;
+
+	if (lib_conn_get(&conn_ops, &err) || (err != ECONNRESET && lib_conn_reconnecting()))
+		return 0;
+	return -err;
+}
+
 int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	/* Found lost: once more, which connects again if a daemon is there

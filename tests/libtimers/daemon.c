@@ -184,6 +184,39 @@ void td_start(const char *const *opts)
 	tap_bail(live ? "clockd serves its page but not its control socket" : "clockd did not come up");
 }
 
+void td_start_stopped(const char *const *opts)
+{
+	int64_t end = td_now() + START_TIMEOUT_NS;
+	const char *sock = getenv("CLOCKD_SOCKET");
+	struct stat st;
+
+	fflush(stdout);
+	daemon_pid = fork();
+	if (daemon_pid < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (daemon_pid == 0)
+		exec_daemon(opts);
+	while (td_now() < end) {
+		if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			kill(daemon_pid, SIGSTOP);
+			return;
+		}
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = 0;
+			break;
+		}
+		td_sleep(100000);
+	}
+	show_log();
+	tap_bail("clockd made no control socket");
+}
+
+void td_signal(int sig)
+{
+	if (daemon_pid > 0)
+		kill(daemon_pid, sig);
+}
+
 void td_stop(int sig)
 {
 	if (daemon_pid <= 0)

@@ -19,6 +19,12 @@ void td_init(void);
  * socket makes the whole test a skip ("1..0 # SKIP"), once; other
  * failures bail out. */
 void td_start(const char *const *opts);
+/* Start clockd as td_start() does, but stop it (SIGSTOP) as soon as its
+ * control socket file is there, before it serves it and likely before
+ * its page is live; the caller sends SIGCONT (td_signal). */
+void td_start_stopped(const char *const *opts);
+/* Send @sig to the daemon. */
+void td_signal(int sig);
 /* Send @sig to the daemon and reap it. */
 void td_stop(int sig);
 /* After the daemon of an earlier td_start() went away: the library's

@@ -7,7 +7,7 @@ EXTRA_DIST += tests/lifecycle/fullpage.sh
 # Programs against a private daemon (tests/libtimers/daemon.c).
 LIFECYCLE_TESTS = tests/lifecycle/latemax tests/lifecycle/quota tests/lifecycle/hotplug \
 	tests/lifecycle/rateback tests/lifecycle/emfile tests/lifecycle/fork \
-	tests/lifecycle/rehz
+	tests/lifecycle/rehz tests/lifecycle/starting
 check_PROGRAMS += $(LIFECYCLE_TESTS)
 TESTS += $(LIFECYCLE_TESTS)
 LIFECYCLE_COMMON = tests/libtimers/daemon.c tests/libtimers/daemon.h
@@ -26,3 +26,5 @@ tests_lifecycle_fork_SOURCES = tests/lifecycle/fork.c $(LIFECYCLE_COMMON)
 tests_lifecycle_fork_LDADD = $(LIFECYCLE_LDADD)
 tests_lifecycle_rehz_SOURCES = tests/lifecycle/rehz.c $(LIFECYCLE_COMMON)
 tests_lifecycle_rehz_LDADD = $(LIFECYCLE_LDADD)
+tests_lifecycle_starting_SOURCES = tests/lifecycle/starting.c $(LIFECYCLE_COMMON)
+tests_lifecycle_starting_LDADD = $(LIFECYCLE_LDADD)
