@@ -23,10 +23,12 @@
 #include "clockd/references/reference.h"
 #include "shared/tickmath.h"
 
-/* Every 5 ms: the fit over SYSTEM_HISTORY samples spans 55 ms. */
+/* Every 2 ms: the fit over SYSTEM_HISTORY samples spans 14 ms (at a
+ * lower HZ, one sample a tick; the discipline keeps the span). */
 #define SYSTEM_POLL_NS 2000000ll
 #define SYSTEM_HISTORY 8
-/* Offset slewed out per second: 10 (a tenth a sample at 5 ms). */
+/* Of the offset slewed out per second: 20, a twenty-fifth a sample at
+ * 2 ms (the discipline caps it at a quarter a sample). */
 #define SYSTEM_SLEW_GAIN 20.0
 #define SAMPLE_TRIES 5
 /* A bracket wider than this (the thread preempted between the reads) is
