@@ -158,26 +158,37 @@ static bool socket_there(void)
 	return up;
 }
 
-void td_start(const char *const *opts)
+/* Fork and exec the daemon with @opts. */
+static void fork_daemon(const char *const *opts)
 {
-	int64_t end = td_now() + START_TIMEOUT_NS;
-	struct clockd_status st;
-	bool live = false;
-
 	fflush(stdout);
 	daemon_pid = fork();
 	if (daemon_pid < 0)
 		tap_bail("fork: %s", strerror(errno));
 	if (daemon_pid == 0)
 		exec_daemon(opts);
-	while (td_now() < end) {
+}
+
+/* The daemon exited (reaped). */
+static bool daemon_exited(void)
+{
+	if (waitpid(daemon_pid, NULL, WNOHANG) != daemon_pid)
+		return false;
+	daemon_pid = 0;
+	return true;
+}
+
+void td_start(const char *const *opts)
+{
+	int64_t end = td_now() + START_TIMEOUT_NS;
+	struct clockd_status st;
+	bool live = false;
+
+	fork_daemon(opts);
+	while (td_now() < end && !daemon_exited()) {
 		live = clockd_status(&st, sizeof(st)) == 0 && st.state == CLOCKD_STATE_LIVE;
 		if (live && socket_there())
 			return;
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = 0;
-			break;
-		}
 		td_sleep(10000000);
 	}
 	show_log();
@@ -190,20 +201,11 @@ void td_start_stopped(const char *const *opts)
 	const char *sock = getenv("CLOCKD_SOCKET");
 	struct stat st;
 
-	fflush(stdout);
-	daemon_pid = fork();
-	if (daemon_pid < 0)
-		tap_bail("fork: %s", strerror(errno));
-	if (daemon_pid == 0)
-		exec_daemon(opts);
-	while (td_now() < end) {
+	fork_daemon(opts);
+	while (td_now() < end && !daemon_exited()) {
 		if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode)) {
 			kill(daemon_pid, SIGSTOP);
 			return;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = 0;
-			break;
 		}
 		td_sleep(100000);
 	}
