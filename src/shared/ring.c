@@ -202,15 +202,32 @@ int ring_count(struct ring *r)
  * eventfd. The eventfd counts, so a write that lands before the consumer
  * reaches poll() still wakes it. Neither fence can be weaker: release or
  * acquire alone does not order a store before a later load.
+ *
+ * With a self-wake (waiting == 2), wake_at is stored before waiting is
+ * released: a producer that acquires 2 reads that wait's wake_at or a
+ * later wait's, and a wait it does not see has seen its records (the
+ * fences). So the consumer either pops the records or sleeps no longer
+ * than the wake_at the producer compared.
  */
-bool ring_prepare_wait(struct ring *r)
+static bool announce(struct ring *r, uint32_t how)
 {
-	__atomic_store_n(&r->hdr->consumer_waiting, 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with ring_needs_wake */
+	__atomic_store_n(&r->hdr->consumer_waiting, how, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with needs_wake */
 	if (load_tail(r) == 0 && r->seen_tail == r->head)
 		return true;
 	ring_cancel_wait(r);
 	return false;
+}
+
+bool ring_prepare_wait(struct ring *r)
+{
+	return announce(r, 1);
+}
+
+bool ring_prepare_wait_until(struct ring *r, uint64_t at)
+{
+	__atomic_store_n(&r->hdr->wake_at, at, __ATOMIC_RELAXED);
+	return announce(r, 2);
 }
 
 void ring_cancel_wait(struct ring *r)
@@ -218,12 +235,27 @@ void ring_cancel_wait(struct ring *r)
 	__atomic_store_n(&r->hdr->consumer_waiting, 0, __ATOMIC_RELAXED);
 }
 
-bool ring_needs_wake(struct ring *r)
+static bool needs_wake(struct ring *r, bool by, uint64_t due)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with ring_prepare_wait */
+	uint32_t w;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with announce */
 	/* Load first: a busy consumer's line is only read, not dirtied. The
 	 * exchange makes one eventfd write per sleep, whoever clears first. */
-	if (!__atomic_load_n(&r->hdr->consumer_waiting, __ATOMIC_RELAXED))
+	w = __atomic_load_n(&r->hdr->consumer_waiting, __ATOMIC_ACQUIRE);
+	if (!w)
 		return false;
+	if (by && w == 2 && __atomic_load_n(&r->hdr->wake_at, __ATOMIC_RELAXED) <= due)
+		return false; /* it wakes by itself in time: left announced */
 	return __atomic_exchange_n(&r->hdr->consumer_waiting, 0, __ATOMIC_RELAXED) != 0;
+}
+
+bool ring_needs_wake(struct ring *r)
+{
+	return needs_wake(r, false, 0);
+}
+
+bool ring_needs_wake_by(struct ring *r, uint64_t due)
+{
+	return needs_wake(r, true, due);
 }

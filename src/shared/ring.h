@@ -31,6 +31,14 @@
  * asleep on an empty ring that the push just filled):
  *	if (ring_needs_wake(r)) write() 1 to the eventfd;
  * A wake-up may be spurious (the consumer finds nothing): loop again.
+ *
+ * A consumer that will wake by itself (a timeout) may say when, on a
+ * scale the producer knows (ring_prepare_wait_until); a producer that
+ * knows by when its records are due asks ring_needs_wake_by(), which
+ * spares the eventfd when the consumer wakes by then anyway. A consumer
+ * woken by its timeout withdraws the announcement (ring_cancel_wait) and
+ * pops as after any wake-up. An older producer takes the announcement
+ * for a plain one.
  */
 #ifndef CLOCKD_SHARED_RING_H
 #define CLOCKD_SHARED_RING_H
@@ -70,8 +78,10 @@ struct ring_hdr {
 	uint32_t reserved0[13];
 	/* line 1: the consumer's */
 	uint32_t head;              /* records consumed */
-	uint32_t consumer_waiting;  /* 1: the consumer may be asleep */
-	uint32_t reserved1[14];
+	uint32_t consumer_waiting;  /* 1: the consumer may be asleep, 2: ...
+				     * and wakes itself by wake_at */
+	uint64_t wake_at;           /* with 2: when, on the producer's scale */
+	uint32_t reserved1[12];
 	/* line 2: the producer's */
 	uint32_t tail;              /* records published */
 	uint32_t reserved2[15];
@@ -82,6 +92,7 @@ _Static_assert(sizeof(struct ring_rec) == RING_REC_SIZE, "record size");
 _Static_assert(offsetof(struct ring_hdr, slots) == 8, "slots offset");
 _Static_assert(offsetof(struct ring_hdr, head) == 1 * RING_CACHELINE, "head on line 1");
 _Static_assert(offsetof(struct ring_hdr, consumer_waiting) == 1 * RING_CACHELINE + 4, "waiting beside head");
+_Static_assert(offsetof(struct ring_hdr, wake_at) == 1 * RING_CACHELINE + 8, "wake_at beside waiting");
 _Static_assert(offsetof(struct ring_hdr, tail) == 2 * RING_CACHELINE, "tail on line 2");
 _Static_assert(sizeof(struct ring_hdr) == 3 * RING_CACHELINE, "header size");
 
@@ -124,6 +135,9 @@ int ring_space(struct ring *r);
 /* Producer, after a push that published records: true if the consumer may
  * be asleep; the flag is cleared and the caller must write the eventfd. */
 bool ring_needs_wake(struct ring *r);
+/* Producer: the same, for records none of which is due before @due: false
+ * also when the consumer announced it wakes by itself by @due. */
+bool ring_needs_wake_by(struct ring *r, uint64_t due);
 
 /* Consumer: copy out up to @max records and release their slots. Returns
  * how many (0 when empty), or -EPROTO. */
@@ -134,6 +148,10 @@ int ring_count(struct ring *r);
  * is empty, sleep on the eventfd (the producer will write it). False: the
  * ring is not empty (or the peer is broken), pop again; nothing to undo. */
 bool ring_prepare_wait(struct ring *r);
+/* Consumer: the same, announcing that it wakes by itself at @at (the
+ * producer's scale) at the latest; a producer may then write the eventfd
+ * only for records due before @at. */
+bool ring_prepare_wait_until(struct ring *r, uint64_t at);
 /* Consumer, after sleeping (woken or not): withdraw the announcement so
  * that the producer stops writing the eventfd. */
 void ring_cancel_wait(struct ring *r);

@@ -185,6 +185,38 @@ static void test_wake_flag(void)
 	guarded_unmap(&g);
 }
 
+/* A consumer that wakes by itself at 1000: records due at 1000 or later
+ * need no eventfd, sooner ones (or ones due now, 0) do. */
+static void test_self_wake(void)
+{
+	struct guarded g;
+	struct ring r;
+	struct ring_rec rec = make_rec(9), out;
+	uint32_t *waiting;
+	void *mem = guarded_map(&g, ring_mem_size(SLOTS));
+
+	ring_init(&r, mem, g.size, SLOTS);
+	waiting = &r.hdr->consumer_waiting;
+	tap_ok(ring_prepare_wait_until(&r, 1000) && *waiting == 2 && r.hdr->wake_at == 1000,
+	       "self-wake: empty ring, may sleep, flag 2 and the time set");
+	ring_push(&r, &rec);
+	tap_ok(!ring_needs_wake_by(&r, 1000) && *waiting == 2, "self-wake: a record due at the wake-up needs no eventfd, flag kept");
+	tap_ok(!ring_needs_wake_by(&r, 5000) && *waiting == 2, "self-wake: a record due later needs none");
+	tap_ok(ring_needs_wake_by(&r, 999) && *waiting == 0, "self-wake: a record due sooner needs the eventfd, flag cleared");
+	tap_ok(!ring_needs_wake_by(&r, 0), "self-wake: one wake-up per sleep");
+	ring_pop_batch(&r, &out, 1);
+	tap_ok(ring_prepare_wait_until(&r, 1000), "self-wake: empty again, may sleep");
+	ring_push(&r, &rec);
+	tap_ok(ring_needs_wake(&r) && *waiting == 0, "self-wake: a producer that knows no due time wakes it");
+	tap_ok(!ring_prepare_wait_until(&r, 1000) && *waiting == 0, "self-wake: non-empty ring, no sleep, flag left clear");
+	ring_pop_batch(&r, &out, 1);
+	tap_ok(ring_prepare_wait_until(&r, 1000), "self-wake: empty, may sleep");
+	ring_cancel_wait(&r);
+	ring_push(&r, &rec);
+	tap_ok(*waiting == 0 && !ring_needs_wake_by(&r, 0), "self-wake: cancel_wait clears it, no wake-up then");
+	guarded_unmap(&g);
+}
+
 /* A header a hostile or broken peer could hand us: each one refused. */
 static void test_hostile_header(void)
 {
@@ -260,12 +292,13 @@ static void test_hostile_runtime(void)
 
 int main(void)
 {
-	tap_plan(41);
+	tap_plan(51);
 	test_sizes();
 	test_init_args();
 	test_empty_full_fifo();
 	test_wrap();
 	test_wake_flag();
+	test_self_wake();
 	test_hostile_header();
 	test_hostile_runtime();
 	return tap_done();
