@@ -203,6 +203,14 @@ void tb_backlog_free(struct tb_cc *cc)
 	memset(&cc->backlog, 0, sizeof(cc->backlog));
 }
 
+/* Records were pushed: the soonest due among them, 0 for now. */
+static void mark_dirty(struct tb_cc *cc, uint64_t due)
+{
+	if (!cc->deliv_dirty || due < cc->deliv_due)
+		cc->deliv_due = due;
+	cc->deliv_dirty = true;
+}
+
 void tb_cc_flush(struct tb_cc *cc)
 {
 	struct tb_backlog *q = &cc->backlog;
@@ -218,7 +226,7 @@ void tb_cc_flush(struct tb_cc *cc)
 				tb_cc_break(cc, "delivery ring");
 			if (n <= 0)
 				return;
-			cc->deliv_dirty = true;
+			mark_dirty(cc, 0);
 			s = tb_slot_get(cc, timerrec_timer_id(r), false);
 			if (s && s->owing && s->owed == q->head)
 				s->owing = 0;
@@ -232,8 +240,8 @@ void tb_cc_flush(struct tb_cc *cc)
 /* ---- delivery ---- */
 
 /* Queue @r for the client: straight into the ring unless something waits
- * before it. @s: the timer it is for (NULL: an ERROR). */
-void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
+ * before it (then it is due now when it gets there). */
+void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s, uint64_t due)
 {
 	int n;
 
@@ -242,7 +250,7 @@ void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s)
 	if (backlog_empty(&cc->backlog)) {
 		n = ring_push(&cc->deliv, r);
 		if (n == 1) {
-			cc->deliv_dirty = true;
+			mark_dirty(cc, due);
 			return;
 		}
 		if (n < 0) {
@@ -260,7 +268,7 @@ void tb_deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err)
 
 	timerrec_encode(&t, &r);
 	tb_stat_add(&cc->st.dropped, 1);
-	tb_deliver(cc, &r, NULL);
+	tb_deliver(cc, &r, NULL, 0);
 }
 
 void tb_cc_wake(struct tb_cc *cc)
@@ -270,7 +278,7 @@ void tb_cc_wake(struct tb_cc *cc)
 	if (!cc->deliv_dirty)
 		return;
 	cc->deliv_dirty = false;
-	if (ring_needs_wake(&cc->deliv) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (ring_needs_wake_by(&cc->deliv, cc->deliv_due) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_repeat(&cc->base->wake_err, LOG_WARNING, true,
 			   "timer base %u: client pid %d: delivery eventfd (further failures are only counted)",
 			   cc->base->cpu, (int)cc->client->pid);

@@ -98,6 +98,9 @@ struct tb_cc {
 	bool registered;             /* sub_efd is in the base's epoll */
 	bool broken;                 /* stop serving (shared memory corrupt) */
 	bool deliv_dirty;            /* records pushed since the last wake */
+	uint64_t deliv_due;          /* with deliv_dirty: the soonest expiry
+				      * (CLOCKD_MONOTONIC) among them, 0 if one
+				      * is not on that clock (tb_cc_wake) */
 	bool sub_more;               /* the budget ran out: drain again */
 	struct tb_slot **chunk;      /* nchunks pointers, NULL until used */
 	uint32_t nchunks;
@@ -266,8 +269,10 @@ struct tb_slot *tb_slot_get(struct tb_cc *cc, uint32_t id, bool alloc);
 /* The client's shared memory is corrupt: stop serving it (logged). */
 void tb_cc_break(struct tb_cc *cc, const char *what);
 /* Queue @r for the client: straight into its delivery ring unless records
- * wait before it; @s: the timer it is for (NULL: an ERROR record). */
-void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s);
+ * wait before it; @s: the timer it is for (NULL: an ERROR record); @due:
+ * its expiry if on CLOCKD_MONOTONIC, else 0. A client that said it wakes
+ * by itself by then is not woken for it (ring_needs_wake_by). */
+void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s, uint64_t due);
 /* An ERROR record, counted as dropped. */
 void tb_deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err);
 /* @s no longer owes the record it has in the backlog: void it. */

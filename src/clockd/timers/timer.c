@@ -92,7 +92,7 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 		t.expires = expires;
 		t.overrun = overrun;
 		timerrec_encode(&t, &r);
-		tb_deliver(cc, &r, s);
+		tb_deliver(cc, &r, s, s->kind == TB_MONO ? expires : 0);
 		tb_stat_add(&cc->st.fired, 1);
 		tb_stat_add(&b->st.fired, 1);
 	}
