@@ -328,8 +328,11 @@ static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 	int64_t at = (int64_t)r->expires;
 
-	if (t->base == CLOCKD_MONOTONIC) /* back in the process's namespace */
+	if (t->base == CLOCKD_MONOTONIC) { /* back in the process's namespace */
 		at += lib_timens_mono_ns();
+		if (t->interval_ns > 0 && r->expires <= (uint64_t)(INT64_MAX - t->interval_ns))
+			lib_conn_expect((int64_t)r->expires + t->interval_ns);
+	}
 	t->last_ns = at;
 	n->count = expiries(t, at, r->overrun);
 	n->expires = at;
