@@ -1023,8 +1023,8 @@ static void *deliver_thread(void *p)
 	 * and out what is left of the daemon's lead (ptimer.c): with no timer
 	 * slack, its wake-up is at the expiry, as a timerfd's (real-time
 	 * threads have none anyway), and with a short slice (short_slice). */
-	timed = policy != SCHED_FIFO && policy != SCHED_RR && ep >= 0;
-	if (policy != SCHED_FIFO && policy != SCHED_RR) {
+	timed = !lib_policy_realtime(policy) && ep >= 0;
+	if (!lib_policy_realtime(policy)) {
 		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 		short_slice();
 	}
@@ -1083,7 +1083,7 @@ static void sched_of_caller(pthread_attr_t *attr)
 	/* The kernel's word, not pthread_getschedparam(): glibc caches a
 	 * thread's policy and misses a sched_setscheduler() since. */
 	policy = sched_getscheduler(0);
-	if (policy < 0 || sched_getparam(0, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR)) {
+	if (policy < 0 || sched_getparam(0, &sp) != 0 || !lib_policy_realtime(policy)) {
 		policy = SCHED_OTHER;
 		sp.sched_priority = 0;
 	}

@@ -4,6 +4,7 @@
 #define CLOCKD_LIB_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <clockd/clockd.h>
@@ -50,6 +51,13 @@ extern int64_t lib_timens_mono, lib_timens_boot;
 static inline int64_t lib_timens_mono_ns(void)
 {
 	return __atomic_load_n(&lib_timens_mono, __ATOMIC_RELAXED);
+}
+
+/* A real-time scheduling policy (sched_getscheduler): the library's
+ * threads spin where these would sleep, and take the caller's priority. */
+static inline bool lib_policy_realtime(int policy)
+{
+	return policy == SCHED_FIFO || policy == SCHED_RR;
 }
 
 /* The offset of kernel clock @id in this namespace. */

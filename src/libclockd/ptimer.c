@@ -417,7 +417,7 @@ static bool thread_sleeps_lead(void)
 		int policy = sched_getscheduler(0);
 		int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
 
-		sleeps = policy != SCHED_FIFO && policy != SCHED_RR && slack >= 0 && slack <= 1000;
+		sleeps = !lib_policy_realtime(policy) && slack >= 0 && slack <= 1000;
 	}
 	return sleeps;
 }

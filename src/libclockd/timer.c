@@ -341,16 +341,24 @@ static unsigned table_rearm(struct lib_conn *c)
 /* lib_core_arm() on the connection, made now if need be; -ENOTCONN
  * with @core as it was when the connection turns out lost (the library
  * reconnects). */
+/* The connection, or NULL and *@err: ENOTCONN while the library
+ * reconnects (not after ECONNRESET: that reports timers lost before). */
+static struct lib_conn *conn_get(int *err)
+{
+	struct lib_conn *c = lib_conn_get(&conn_ops, err);
+
+	if (!c && *err != ECONNRESET && lib_conn_reconnecting())
+		*err = ENOTCONN;
+	return c;
+}
+
 static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	struct timerrec rec = *t;
 	struct lib_conn *c;
 	int err, k, oldk = -1;
 
-	c = lib_conn_get(&conn_ops, &err);
-	/* Not ECONNRESET: that reports timers lost before. */
-	if (!c && err != ECONNRESET && lib_conn_reconnecting())
-		return -ENOTCONN;
+	c = conn_get(&err);
 	if (!c)
 		return -err;
 	k = lib_conn_index(c, cpu);
@@ -407,9 +415,7 @@ int lib_core_connect(void)
 {
 	int err;
 
-	if (lib_conn_get(&conn_ops, &err) || (err != ECONNRESET && lib_conn_reconnecting()))
-		return 0;
-	return -err;
+	return conn_get(&err) || err == ENOTCONN ? 0 : -err;
 }
 
 int lib_core_arm(struct lib_tcore *core, int cpu, const struct timerrec *t)

@@ -133,7 +133,7 @@ int tb_client_reserve(struct timer_bases *tb, struct tb_client *c, int32_t count
 {
 	struct tb_user *u = c->user;
 	uint64_t max = tb->p.max_timers_per_user;
-	uint64_t n;
+	uint64_t n, total;
 
 	if (count < 0) {
 		n = (uint64_t)-(int64_t)count;
@@ -147,13 +147,13 @@ int tb_client_reserve(struct timer_bases *tb, struct tb_client *c, int32_t count
 	n = (uint64_t)count;
 	if (c->reserved + n > tb_client_max_timers(c))
 		return -EAGAIN;
-	if (max && __atomic_add_fetch(&u->reserved, n, __ATOMIC_RELAXED) +
-			   __atomic_load_n(&u->armed, __ATOMIC_RELAXED) > max) {
+	/* Added first, then checked: two clients of the user reserving at
+	 * once cannot both pass on the same room. */
+	total = __atomic_add_fetch(&u->reserved, n, __ATOMIC_RELAXED) + __atomic_load_n(&u->armed, __ATOMIC_RELAXED);
+	if (max && total > max) {
 		__atomic_fetch_sub(&u->reserved, n, __ATOMIC_RELAXED);
 		return -EAGAIN;
 	}
-	if (!max)
-		__atomic_fetch_add(&u->reserved, n, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->reserved, c->reserved + n, __ATOMIC_RELAXED);
 	return 0;
 }
