@@ -7,6 +7,8 @@
 #  - HELLO: HELLO_ACK with 1 + 2 * ncpus descriptors, the memfd sealed and
 #    of timer_shm_size;
 #  - an ARM on the socket fires: a FIRE record in the delivery ring;
+#  - a client that says it wakes by itself is not woken for a monotonic
+#    record due after then, and is for one due sooner or a realtime one;
 #  - malformed messages (every truncation of an ARM, garbage, a reply
 #    type, oversized, before HELLO, a bad field) get an ERROR or a close,
 #    and the daemon keeps serving;
@@ -104,6 +106,7 @@ else
 	echo "# no SCHED_FIFO here: the real-time client's lead is not checked"
 fi
 raw "ARM on the socket" fire
+raw "self-wake" selfwake
 raw "malformed messages" malformed
 kill -0 "$daemon_pid"
 ok $? "the daemon survived them"

@@ -18,6 +18,11 @@
  *                          what is granted, refused with EAGAIN, given
  *                          back, freed with a client that goes, and that
  *                          ids given back while armed stay counted
+ *   rawclient selfwake     a consumer that says it wakes by itself
+ *                          (ring_prepare_wait_until): no eventfd write for
+ *                          a CLOCKD_MONOTONIC record due no sooner, one
+ *                          for a record due sooner, and one for a
+ *                          CLOCKD_REALTIME record (no due time compared)
  *
  * Exit 0 when the behaviour is as described, 1 otherwise; one line on
  * stdout says what was seen.
@@ -204,6 +209,82 @@ static int cmd_fire(void)
 		return fail("record op %#x gen %u for timer 5 (want FIRE, gen 77 = the ARM's seq)", t.op, t.gen);
 	printf("ARM on the socket (CPU %u, 2 ms): FIRE of timer 5, gen %u, expires %" PRIu64 "\n",
 	       c.shm->cpu[0], t.gen, t.expires);
+	return 0;
+}
+
+/* ---- a consumer that wakes by itself ---- */
+
+/* Arm @id on CPU pair 0 to fire once after 2 ms on @clock, with the
+ * delivery ring announced as waiting until @wake_at, and wait for the
+ * record. True in *@woken if the eventfd was written meanwhile. */
+static int arm_announced(struct client *c, struct ring *r, uint32_t id, uint32_t clock, uint64_t wake_at,
+			 bool *woken, char *err, size_t errlen)
+{
+	struct pollfd pfd = { .fd = c->fds[2], .events = POLLIN };
+	struct ctl_msg req, rep;
+	struct ring_rec rec;
+	struct timerrec t;
+	uint64_t v;
+	int got = 0;
+
+	/* A count left from before (a wake-up we did not sleep for). */
+	if (poll(&pfd, 1, 0) == 1 && read(pfd.fd, &v, sizeof(v)) < 0) {
+		snprintf(err, errlen, "timer %u: eventfd read: %s", id, strerror(errno));
+		return -1;
+	}
+	if (!ring_prepare_wait_until(r, wake_at)) {
+		snprintf(err, errlen, "timer %u: the ring is not empty before the arm", id);
+		return -1;
+	}
+	ctl_msg_init(&req, CTL_ARM, id);
+	req.u.arm = (struct ctl_arm){ .timer_id = id, .cpu = c->shm->cpu[0], .clock = clock, .expires = 2000000 };
+	if (ask(c->fd, &req, &rep, NULL, NULL) != 1 || rep.type != CTL_OK) {
+		snprintf(err, errlen, "timer %u: ARM: no OK (%s)", id, ctl_type_name(rep.type));
+		return -1;
+	}
+	/* The record, whether or not we are woken for it (the daemon writes
+	 * the eventfd in the same round as it pushes: 1 s after the record
+	 * is more than enough even on a loaded machine). */
+	for (int i = 0; i < TIMEOUT_MS && (got = ring_count(r)) == 0; i++)
+		usleep(1000);
+	*woken = poll(&pfd, 1, got ? 1000 : 0) == 1;
+	if (*woken && read(pfd.fd, &v, sizeof(v)) < 0) {
+		snprintf(err, errlen, "timer %u: eventfd read: %s", id, strerror(errno));
+		return -1;
+	}
+	ring_cancel_wait(r);
+	if (ring_pop_batch(r, &rec, 1) != 1 || timerrec_decode_deliv(&rec, &t) != 0 || t.timer_id != id ||
+	    t.op != TREC_FIRE) {
+		snprintf(err, errlen, "timer %u: no FIRE in the delivery ring within %d s", id, TIMEOUT_MS / 1000);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_selfwake(void)
+{
+	size_t region;
+	struct client c;
+	struct ring r;
+	bool late, soon, real;
+	char err[200];
+
+	if (client_hello(&c, err, sizeof(err)) < 0)
+		return fail("%s", err);
+	region = timer_shm_region(c.ack.ring_slots);
+	if (ring_attach(&r, (char *)c.shm + TIMER_SHM_HDR + region, region) < 0)
+		return fail("CPU %u's delivery ring does not attach", c.shm->cpu[0]);
+	/* Waking at 1 ns, long past: by any record's expiry. */
+	if (arm_announced(&c, &r, 1, CTL_CLOCK_MONOTONIC, 1, &late, err, sizeof(err)) < 0 ||
+	    arm_announced(&c, &r, 2, CTL_CLOCK_MONOTONIC, UINT64_MAX, &soon, err, sizeof(err)) < 0 ||
+	    arm_announced(&c, &r, 3, CTL_CLOCK_REALTIME, 1, &real, err, sizeof(err)) < 0)
+		return fail("%s", err);
+	if (late || !soon || !real)
+		return fail("eventfd written: %s for a monotonic record due after the self-wake (want no), %s for one "
+			    "due before it (want yes), %s for a realtime record (want yes)",
+			    late ? "yes" : "no", soon ? "yes" : "no", real ? "yes" : "no");
+	printf("self-wake announced: no eventfd write for a monotonic record due after it, one for a record due "
+	       "before it and one for a realtime record\n");
 	return 0;
 }
 
@@ -477,7 +558,7 @@ int main(int argc, char **argv)
 {
 	sock_path = getenv("CLOCKD_SOCKET");
 	if (!sock_path || argc < 2)
-		return fail("usage: CLOCKD_SOCKET=PATH rawclient hello|fire|malformed|rate|maxclients N|arm N|reserve");
+		return fail("usage: CLOCKD_SOCKET=PATH rawclient hello|fire|malformed|rate|maxclients N|arm N|reserve|selfwake");
 	if (strcmp(argv[1], "hello") == 0)
 		return cmd_hello();
 	if (strcmp(argv[1], "fire") == 0)
@@ -492,5 +573,7 @@ int main(int argc, char **argv)
 		return cmd_arm((unsigned)atoi(argv[2]));
 	if (strcmp(argv[1], "reserve") == 0)
 		return cmd_reserve();
+	if (strcmp(argv[1], "selfwake") == 0)
+		return cmd_selfwake();
 	return fail("unknown command %s", argv[1]);
 }

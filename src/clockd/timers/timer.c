@@ -72,8 +72,9 @@ static uint64_t round_up(uint64_t v, uint64_t q)
 }
 
 /* An expiry of @s: @expires is the latest expiry it stands for, @overrun
- * the earlier ones it folds in (periodic timers that missed periods). */
-static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
+ * the earlier ones it folds in (periodic timers that missed periods);
+ * @due: @expires on CLOCKD_MONOTONIC, else 0 (tb_deliver). */
+static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun, uint64_t due)
 {
 	struct tb_cc *cc = s->cc;
 	struct tb_base *b = cc->base;
@@ -92,7 +93,7 @@ static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun)
 		t.expires = expires;
 		t.overrun = overrun;
 		timerrec_encode(&t, &r);
-		tb_deliver(cc, &r, s, s->kind == TB_MONO ? expires : 0);
+		tb_deliver(cc, &r, s, due);
 		tb_stat_add(&cc->st.fired, 1);
 		tb_stat_add(&b->st.fired, 1);
 	}
@@ -526,7 +527,7 @@ static void fire_jiffies(struct wheel *w, struct wheel_timer *wt, void *arg)
 	 * tick that made us run. */
 	tb_hist_add(b, !s->past && kns > tick_kns - back ? kns - (tick_kns - back) : 0);
 	s->past = 0;
-	fire(s, exp, overrun);
+	fire(s, exp, overrun, 0);
 	/* Still over budget: its turn now (defer_early). */
 	if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kns) && !may_expire(s, kns, &when))
 		defer_jiffies(w, s, wt->expires, kns, when);
@@ -638,7 +639,7 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 		}
 		tb_hist_add(b, s->past ? 0 : late);
 		s->past = 0;
-		fire(s, exp, overrun);
+		fire(s, exp, overrun, kind == TB_MONO ? exp : 0);
 		/* Still over budget: its turn now (defer_early). */
 		if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kmono) &&
 		    !may_expire(s, kmono, &when))
