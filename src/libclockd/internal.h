@@ -224,10 +224,11 @@ int lib_conn_cover(struct lib_conn *c);
 /* The connection was lost and the library is reconnecting: an arming call
  * that cannot connect keeps its timer pending for the new connection. */
 bool lib_conn_reconnecting(void);
-/* In a delivery, from the thread draining: the timer just delivered
- * expires next at @at (CLOCKD_MONOTONIC on the daemon's scale, not the
- * namespace's). A SCHED_OTHER delivery thread then sleeps until the
- * soonest such expiry and wakes by its own timeout, not by the daemon. */
+/* In a delivery, from the thread draining: a timer expires next at @at
+ * (CLOCKD_MONOTONIC on the daemon's scale, not the namespace's): the one
+ * just delivered, after its period, or one its callback armed. A
+ * SCHED_OTHER delivery thread then sleeps until the soonest such expiry
+ * and wakes by its own timeout, not by the daemon. Elsewhere, no effect. */
 void lib_conn_expect(int64_t at);
 
 /* timer.c */

@@ -205,6 +205,10 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 	err = lib_core_arm(&t->core, t->core.cpu, &rec);
 	if (err < 0)
 		return err;
+	/* Armed from a callback (a one-shot re-armed, the common idiom): the
+	 * delivery thread may sleep until it, as for a period. */
+	if (base == CLOCKD_MONOTONIC)
+		lib_conn_expect((int64_t)rec.expires);
 	t->base = base;
 	t->first_ns = at;
 	t->interval_ns = period;
