@@ -775,16 +775,41 @@ static int clear_stale(int dirfd, const char *base, const char *path, const stru
 	return 0;
 }
 
+/* The address of a hidden name for @base (@path's last part) in @dirfd,
+ * ".BASE.PID", in @tmp: -1 when it does not fit an address. */
+static int temp_addr(int dirfd, const char *path, const char *base, char *tmp, size_t len, struct sockaddr_un *sa)
+{
+	size_t n = strlen(path), b = strlen(base);
+
+	if ((size_t)snprintf(tmp, len, ".%s.%ld", base, (long)getpid()) >= len)
+		return -1;
+	if (access("/proc/self/fd", X_OK) == 0 && safepath_sockaddr(dirfd, tmp, sa) == 0)
+		return 0;
+	if (b > n || strcmp(path + n - b, base) != 0 || n - b + strlen(tmp) >= sizeof(sa->sun_path))
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, path, n - b);
+	memcpy(sa->sun_path + n - b, tmp, strlen(tmp));
+	return 0;
+}
+
 /*
  * Bound in a directory checked by safepath_dir and held open, through
  * /proc/self/fd (where it cannot be, by the path: the directory is
  * trusted anyway): the mode comes from the umask at bind, the group is set
  * without following a link, and the node is checked to be the socket.
+ * Bound under a hidden name and linked into place once it listens, so
+ * that a client waiting for the file never finds it refusing (between
+ * bind and listen, connect fails with ECONNREFUSED); the link fails if
+ * another daemon took the name meanwhile. By the name itself when the
+ * hidden one does not fit an address.
  */
 int ctlserver_listen(const char *path, gid_t gid)
 {
-	struct sockaddr_un sa;
-	char base[sizeof(sa.sun_path)];
+	struct sockaddr_un sa, tsa;
+	char base[sizeof(sa.sun_path)], tmp[sizeof(sa.sun_path)];
+	const char *name;
 	int fd = -1, dirfd, rc;
 	mode_t old;
 
@@ -799,6 +824,12 @@ int ctlserver_listen(const char *path, gid_t gid)
 		(void)fill_addr(&sa, path);
 	if (clear_stale(dirfd, base, path, &sa) < 0)
 		goto err_close;
+	name = base;
+	if (temp_addr(dirfd, path, base, tmp, sizeof(tmp), &tsa) == 0) {
+		(void)unlinkat(dirfd, tmp, 0); /* left by a daemon of our pid that died */
+		name = tmp;
+		sa = tsa;
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		log_warn("control_socket: socket");
@@ -812,20 +843,27 @@ int ctlserver_listen(const char *path, gid_t gid)
 		log_warn("control_socket: %s: bind", path);
 		goto err_close;
 	}
-	if (gid != (gid_t)-1 && fchownat(dirfd, base, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (gid != (gid_t)-1 && fchownat(dirfd, name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0) {
 		log_warn("control_socket: %s: cannot give it to group %lu", path, (unsigned long)gid);
 		goto err_unlink;
 	}
-	if (safepath_check_socket(dirfd, base, path, gid, 0660) < 0)
+	if (safepath_check_socket(dirfd, name, path, gid, 0660) < 0)
 		goto err_close; /* not ours to unlink */
 	if (listen(fd, 64) < 0) {
 		log_warn("control_socket: %s: listen", path);
 		goto err_unlink;
 	}
+	if (name == tmp) {
+		if (linkat(dirfd, tmp, dirfd, base, 0) < 0) {
+			log_warn("control_socket: %s: cannot put the socket in place", path);
+			goto err_unlink;
+		}
+		(void)unlinkat(dirfd, tmp, 0);
+	}
 	close(dirfd);
 	return fd;
 err_unlink:
-	unlinkat(dirfd, base, 0);
+	unlinkat(dirfd, name, 0);
 err_close:
 	if (fd >= 0)
 		close(fd);
