@@ -38,9 +38,11 @@ ok $? "clockd starts exporting to SHM unit $unit and $sock"
 
 # pairs: the raw offsets of each sample both refclocks logged, side by
 # side ("TIME SHM SOCK", seconds); the log's time is the sample's system
-# time to the microsecond.
+# time to the microsecond. A filtered sample's line has "-" for the raw
+# offset, and its time can be a raw sample's time (a filter that kept one
+# sample): only raw lines are paired.
 pairs() {
-	awk '$3 == "CLKD" || $3 == "CSOK" { o[$3, $1 " " $2] = $7; t[$1 " " $2] = 1 }
+	awk '($3 == "CLKD" || $3 == "CSOK") && $7 != "-" { o[$3, $1 " " $2] = $7; t[$1 " " $2] = 1 }
 	END { for (k in t) if ((("CLKD", k) in o) && (("CSOK", k) in o)) print k, o["CLKD", k], o["CSOK", k] }' \
 		"$T/refclocks.log" 2>/dev/null | sort >"$T/pairs"
 	[ "$(wc -l <"$T/pairs")" -ge 8 ]
