@@ -775,22 +775,22 @@ static int clear_stale(int dirfd, const char *base, const char *path, const stru
 	return 0;
 }
 
-/* The address of a hidden name for @base (@path's last part) in @dirfd,
- * ".BASE.PID", in @tmp: -1 when it does not fit an address. */
-static int temp_addr(int dirfd, const char *path, const char *base, char *tmp, size_t len, struct sockaddr_un *sa)
+/* The address of @name in @dirfd, the directory of @path (whose last
+ * part is @base): through the held directory when /proc names it, else by
+ * the path (its directory was checked all the same). -1 if it does not
+ * fit an address. */
+static int name_addr(int dirfd, const char *path, const char *base, const char *name, struct sockaddr_un *sa)
 {
 	size_t n = strlen(path), b = strlen(base);
 
-	if ((size_t)snprintf(tmp, len, ".%s.%ld", base, (long)getpid()) >= len)
-		return -1;
-	if (access("/proc/self/fd", X_OK) == 0 && safepath_sockaddr(dirfd, tmp, sa) == 0)
+	if (access("/proc/self/fd", X_OK) == 0 && safepath_sockaddr(dirfd, name, sa) == 0)
 		return 0;
-	if (b > n || strcmp(path + n - b, base) != 0 || n - b + strlen(tmp) >= sizeof(sa->sun_path))
+	if (b > n || strcmp(path + n - b, base) != 0 || n - b + strlen(name) >= sizeof(sa->sun_path))
 		return -1;
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	memcpy(sa->sun_path, path, n - b);
-	memcpy(sa->sun_path + n - b, tmp, strlen(tmp));
+	memcpy(sa->sun_path + n - b, name, strlen(name));
 	return 0;
 }
 
@@ -818,14 +818,14 @@ int ctlserver_listen(const char *path, gid_t gid)
 	dirfd = safepath_dir("control_socket", path, base, sizeof(base));
 	if (dirfd < 0)
 		return -1;
-	/* Through the held directory when /proc names it; else by the path
-	 * (its directory was checked all the same). */
-	if (access("/proc/self/fd", X_OK) != 0 || safepath_sockaddr(dirfd, base, &sa) < 0)
+	if (name_addr(dirfd, path, base, base, &sa) < 0)
 		(void)fill_addr(&sa, path);
 	if (clear_stale(dirfd, base, path, &sa) < 0)
 		goto err_close;
+	/* The hidden name, ".BASE.PID", where its address fits. */
 	name = base;
-	if (temp_addr(dirfd, path, base, tmp, sizeof(tmp), &tsa) == 0) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%ld", base, (long)getpid()) < sizeof(tmp) &&
+	    name_addr(dirfd, path, base, tmp, &tsa) == 0) {
 		(void)unlinkat(dirfd, tmp, 0); /* left by a daemon of our pid that died */
 		name = tmp;
 		sa = tsa;
