@@ -2,7 +2,7 @@
 /*
  * Client timers through libclockd against a running daemon ($CLOCKD_SHM,
  * $CLOCKD_SOCKET):
- *  - delivery lateness of a daemon-delivered 1 ms periodic POSIX timer
+ *  - delivery lateness of a daemon-delivered periodic POSIX timer (1 ms)
  *    (CLOCKD_SIGEV_THREAD_CPU) against a timerfd of the same period read by
  *    a thread of the same class (the caller's: run it under chrt) pinned to
  *    the same CPU. The two are measured side by side: each repetition is
@@ -12,9 +12,9 @@
  *  - arm+cancel per second through the public API (clockd_mod_timer +
  *    clockd_del_timer on timers of the other CPU), once per repetition.
  *
- * usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-l] [-P P50] [-Q P99] [-T MOPS]
+ * usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-l] [-P P50] [-Q P99] [-T MOPS]
  *   -r  repetitions (5), -n  expiries a side per repetition (2000), in -c
- *   phases a side (5), -l  latency only;
+ *   phases a side (5), -p  the timers' period in us (1000), -l  latency only;
  *   -P, -Q  the p50 and p99 ratio targets (1.1, 1.3), -T  the arm+cancel
  *   target in M pairs/s (1.5). The exit status is 0 whether or not they are
  *   met: the figures are the output.
@@ -32,7 +32,6 @@
 
 #include <clockd/clockd.h>
 
-#define PERIOD_NS 1000000LL
 #define NS 1000000000LL
 #define OPS 1000000
 #define SET 1024
@@ -40,6 +39,7 @@
 #define MAX_N 100000
 
 static int nexp = 2000, chunks = 5;
+static int64_t period_ns = 1000000; /* -p */
 static int64_t *late, *direct_late, *pool_late, *pool_direct;
 static int nlate, late_end; /* the daemon phase fills late[nlate .. late_end) */
 static clockd_timer_t ptimer;
@@ -67,7 +67,7 @@ static void on_fire(union sigval v)
 	(void)v;
 	seen_expiries += 1 + clockd_timer_getoverrun(ptimer);
 	if (n < late_end) {
-		late[n] = now - (first + (seen_expiries - 1) * PERIOD_NS);
+		late[n] = now - (first + (seen_expiries - 1) * period_ns);
 		__atomic_store_n(&nlate, n + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -89,7 +89,7 @@ static int64_t pct(const int64_t *v, int n, double p)
 static void daemon_phase(int cpu, int from, int count)
 {
 	struct clockd_sigevent sev = { .notify = CLOCKD_SIGEV_THREAD_CPU, .cpu = cpu, .fn = on_fire };
-	struct itimerspec its = { .it_interval = { 0, PERIOD_NS } };
+	struct itimerspec its = { .it_interval = { period_ns / NS, period_ns % NS } };
 
 	int64_t c0 = clk(CLOCK_PROCESS_CPUTIME_ID);
 
@@ -100,7 +100,7 @@ static void daemon_phase(int cpu, int from, int count)
 		perror("clockd_timer_create");
 		exit(1);
 	}
-	first = clk(CLOCKD_MONOTONIC) + 10 * PERIOD_NS;
+	first = clk(CLOCKD_MONOTONIC) + 10 * period_ns;
 	its.it_value.tv_sec = first / NS;
 	its.it_value.tv_nsec = first % NS;
 	if (clockd_timer_settime(ptimer, TIMER_ABSTIME, &its, NULL) < 0) {
@@ -115,13 +115,13 @@ static void daemon_phase(int cpu, int from, int count)
 
 static void *direct_thread(void *p)
 {
-	struct itimerspec its = { .it_interval = { 0, PERIOD_NS } };
+	struct itimerspec its = { .it_interval = { period_ns / NS, period_ns % NS } };
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	const int *range = p;
 	int64_t start, n = 0;
 	uint64_t count;
 
-	start = clk(CLOCK_MONOTONIC) + 10 * PERIOD_NS;
+	start = clk(CLOCK_MONOTONIC) + 10 * period_ns;
 	its.it_value.tv_sec = start / NS;
 	its.it_value.tv_nsec = start % NS;
 	if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
@@ -134,7 +134,7 @@ static void *direct_thread(void *p)
 			exit(1);
 		}
 		n += (int64_t)count;
-		direct_late[i] = clk(CLOCK_MONOTONIC) - (start + (n - 1) * PERIOD_NS);
+		direct_late[i] = clk(CLOCK_MONOTONIC) - (start + (n - 1) * period_ns);
 	}
 	close(fd);
 	return NULL;
@@ -204,9 +204,9 @@ static void latency(int reps, int cpu, double t50, double t99)
 	double r50[MAX_REPS], r99[MAX_REPS], w50 = 0, w99 = 0;
 	int np = 0, met = 0;
 
-	printf("== client timers: delivery lateness (us) of a 1 ms periodic timer on CPU %d, clockd "
+	printf("== client timers: delivery lateness (us) of a %g ms periodic timer on CPU %d, clockd "
 	       "(THREAD_CPU) vs the client's own timerfd, %d expiries each, %d repetitions of %d phases a side, "
-	       "alternating\n", cpu, nexp, reps, chunks);
+	       "alternating\n", (double)period_ns / 1e6, cpu, nexp, reps, chunks);
 	printf("  %-4s %9s %9s %9s %9s %8s %8s\n", "rep", "clockd50", "tfd50", "clockd99", "tfd99", "p50x",
 	       "p99x");
 	for (int r = 0; r < reps; r++) {
@@ -255,23 +255,26 @@ int main(int argc, char **argv)
 	bool latency_only = false;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "r:n:c:lP:Q:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:p:lP:Q:T:")) != -1) {
 		switch (opt) {
 		case 'r': reps = atoi(optarg); break;
 		case 'n': nexp = atoi(optarg); break;
 		case 'c': chunks = atoi(optarg); break;
+		case 'p': period_ns = atoll(optarg) * 1000; break;
 		case 'l': latency_only = true; break;
 		case 'P': t50 = atof(optarg); break;
 		case 'Q': t99 = atof(optarg); break;
 		case 'T': tops = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-l] [-P P50] [-Q P99] [-T MOPS]\n");
+			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-l] [-P P50] [-Q P99] "
+				"[-T MOPS]\n");
 			return 2;
 		}
 	}
-	if (reps < 1 || reps > MAX_REPS || nexp < 100 || nexp > MAX_N || chunks < 1 || chunks > nexp / 100) {
-		fprintf(stderr, "bench-timers: 1 <= REPS <= %d, 100 <= EXPIRIES <= %d, 1 <= PHASES <= EXPIRIES / 100\n",
-			MAX_REPS, MAX_N);
+	if (reps < 1 || reps > MAX_REPS || nexp < 100 || nexp > MAX_N || chunks < 1 || chunks > nexp / 100 ||
+	    period_ns < 100000 || period_ns > NS) {
+		fprintf(stderr, "bench-timers: 1 <= REPS <= %d, 100 <= EXPIRIES <= %d, 1 <= PHASES <= EXPIRIES / 100, "
+			"100 <= PERIOD_US <= 1000000\n", MAX_REPS, MAX_N);
 		return 2;
 	}
 	nexp = nexp / chunks * chunks;
