@@ -85,6 +85,14 @@ static int64_t pct(const int64_t *v, int n, double p)
 	return v[(int)(p * (n - 1))];
 }
 
+static void sleep_until(int64_t at)
+{
+	struct timespec ts = { .tv_sec = at / NS, .tv_nsec = at % NS };
+
+	while (clockd_clock_nanosleep(CLOCKD_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 /* @count expiries of each side into late[@from ...], direct_late[@from ...]. */
 static void daemon_phase(int cpu, int from, int count)
 {
@@ -107,6 +115,9 @@ static void daemon_phase(int cpu, int from, int count)
 		perror("clockd_timer_settime");
 		exit(1);
 	}
+	/* Asleep for the phase, then polling: the process's CPU time is the
+	 * delivery's, not this thread's (a poll every period at 10 ms). */
+	sleep_until(first + count * period_ns);
 	while (__atomic_load_n(&nlate, __ATOMIC_ACQUIRE) < late_end)
 		usleep(10000);
 	clockd_timer_delete(ptimer);
