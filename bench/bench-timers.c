@@ -116,8 +116,9 @@ static void daemon_phase(int cpu, int from, int count)
 		exit(1);
 	}
 	/* Asleep for the phase, then polling: the process's CPU time is the
-	 * delivery's, not this thread's (a poll every period at 10 ms). */
-	sleep_until(first + count * period_ns);
+	 * delivery's, not this thread's (a poll every period at 10 ms). It
+	 * wakes half a period after the last expiry, not at one. */
+	sleep_until(first + count * period_ns - period_ns / 2);
 	while (__atomic_load_n(&nlate, __ATOMIC_ACQUIRE) < late_end)
 		usleep(10000);
 	clockd_timer_delete(ptimer);

@@ -56,7 +56,8 @@ struct lib_cpu {
 	int sub_efd, deliv_efd;
 	int deliv_ep; /* its delivery thread's epoll descriptor, or -1 */
 	struct ring sub, deliv;
-	bool served; /* a delivery thread was started */
+	bool served;     /* a delivery thread was started */
+	bool prefaulted; /* its rings are mapped in (ring_prefault) */
 };
 
 struct lib_conn {
@@ -515,6 +516,15 @@ int lib_conn_submit(struct lib_conn *c, int k, const struct timerrec *t)
 	int n;
 
 	timerrec_encode(t, &rec);
+	/* The pair's first record: its rings are mapped in now, by the
+	 * thread that starts using the CPU, not a page at a time by the
+	 * delivery thread (measured: a 1 ms timer's callback 10-15 us late
+	 * every 128th expiry for the first 4096). */
+	if (!p->prefaulted) {
+		ring_prefault(&p->sub);
+		ring_prefault(&p->deliv);
+		p->prefaulted = true;
+	}
 	for (;;) {
 		n = ring_push(&p->sub, &rec);
 		if (n < 0) {

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shared/ring.h"
 
@@ -258,4 +259,21 @@ bool ring_needs_wake(struct ring *r)
 bool ring_needs_wake_by(struct ring *r, uint64_t due)
 {
 	return needs_wake(r, true, due);
+}
+
+void ring_prefault(const struct ring *r)
+{
+	const char *mem = (const char *)r->hdr;
+	size_t len = ring_mem_size(r->slots);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!mem || len == 0)
+		return;
+	if (page <= 0)
+		page = 4096;
+	/* Atomic loads: the peer may be writing there (the value is not
+	 * used, but a plain read would be a data race). */
+	for (size_t off = 0; off < len; off += (size_t)page)
+		(void)__atomic_load_n(mem + off, __ATOMIC_RELAXED);
+	(void)__atomic_load_n(mem + len - 1, __ATOMIC_RELAXED);
 }

@@ -2,13 +2,15 @@
 /*
  * The ring on one thread, against its contract (src/shared/ring.h): sizes,
  * empty and full, FIFO order and partial batches, free-running counters
- * wrapping past 2^32, the wake-up flag, and a hostile header or counters
- * refused with -EPROTO. Every ring sits at the very end of a mapping,
+ * wrapping past 2^32, the wake-up flag, prefaulting, and a hostile header
+ * or counters refused with -EPROTO. Every ring sits at the very end of a mapping,
  * between two PROT_NONE guard pages: an access outside it would crash the
  * test instead of passing unnoticed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -217,6 +219,68 @@ static void test_self_wake(void)
 	guarded_unmap(&g);
 }
 
+/* How many of the @n pages at @mem this process has mapped (present in
+ * /proc/self/pagemap, bit 63), or -1 if it cannot tell. */
+static int pages_present(const void *mem, size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), present = 0;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e;
+		off_t at = (off_t)(((uintptr_t)mem / (uintptr_t)page + i) * sizeof(e));
+
+		if (pread(fd, &e, sizeof(e), at) != (ssize_t)sizeof(e)) {
+			close(fd);
+			return -1;
+		}
+		present += (int)(e >> 63);
+	}
+	close(fd);
+	return present;
+}
+
+/* ring_prefault maps every page of a shared-memory ring (a memfd, as the
+ * daemon's) into this process, and reads nothing outside it. */
+static void test_prefault(void)
+{
+	const uint32_t slots = 4096;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = ring_mem_size(slots), npages = (size + (size_t)page - 1) / (size_t)page;
+	int fd = memfd_create("ring-prefault", MFD_CLOEXEC);
+	struct guarded g;
+	struct ring r;
+	char *mem;
+	int before, after;
+
+	if (fd < 0 || ftruncate(fd, (off_t)(npages * (size_t)page)) < 0)
+		tap_bail("memfd: %s", strerror(errno));
+	mem = mmap(NULL, npages * (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		tap_bail("mmap: %s", strerror(errno));
+	ring_init(&r, mem, size, slots);
+	before = pages_present(mem, npages);
+	ring_prefault(&r);
+	after = pages_present(mem, npages);
+	if (before < 0 || after < 0) {
+		tap_skip("ring_prefault: /proc/self/pagemap is not readable here");
+	} else {
+		tap_ok(before == 1 && after == (int)npages,
+		       "ring_prefault: %d of %zu pages of a %u-slot ring mapped before (its header), %d after", before,
+		       npages, slots, after);
+	}
+	munmap(mem, npages * (size_t)page);
+	close(fd);
+	/* At the very end of a mapping: a read past the ring would crash. */
+	mem = guarded_map(&g, ring_mem_size(SLOTS));
+	ring_init(&r, mem, g.size, SLOTS);
+	ring_prefault(&r);
+	tap_ok(ring_attach(&r, mem, g.size) == 0, "ring_prefault: reads within the ring only, changes nothing");
+	guarded_unmap(&g);
+}
+
 /* A header a hostile or broken peer could hand us: each one refused. */
 static void test_hostile_header(void)
 {
@@ -292,13 +356,14 @@ static void test_hostile_runtime(void)
 
 int main(void)
 {
-	tap_plan(51);
+	tap_plan(53);
 	test_sizes();
 	test_init_args();
 	test_empty_full_fifo();
 	test_wrap();
 	test_wake_flag();
 	test_self_wake();
+	test_prefault();
 	test_hostile_header();
 	test_hostile_runtime();
 	return tap_done();

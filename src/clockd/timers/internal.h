@@ -102,6 +102,7 @@ struct tb_cc {
 				      * (CLOCKD_MONOTONIC) among them, 0 if one
 				      * is not on that clock (tb_cc_wake) */
 	bool sub_more;               /* the budget ran out: drain again */
+	bool prefaulted;             /* rings mapped in (ring_prefault) */
 	struct tb_slot **chunk;      /* nchunks pointers, NULL until used */
 	uint32_t nchunks;
 	uint64_t npending;           /* base thread's own count */
