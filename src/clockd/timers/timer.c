@@ -344,6 +344,14 @@ void tb_cc_submit(struct tb_cc *cc, const struct ring_rec *r)
 
 	if (cc->broken)
 		return;
+	/* The client's first record on this CPU (its ring or the socket's):
+	 * map its rings in at once (10 us when the library did so first, as
+	 * it does), not a page fault every 128 records in delivery. */
+	if (!cc->prefaulted) {
+		ring_prefault(&cc->sub);
+		ring_prefault(&cc->deliv);
+		cc->prefaulted = true;
+	}
 	if (timerrec_decode_sub(r, &lim, &t, why, sizeof(why)) < 0) {
 		uint32_t id = timerrec_timer_id(r);
 		struct tb_slot *s = tb_slot_get(cc, id, false);
@@ -380,14 +388,6 @@ void tb_cc_drain(struct tb_cc *cc)
 			tb_cc_break(cc, "submission ring");
 		if (n <= 0)
 			return;
-		/* The client's first records on this CPU: map its rings in at
-		 * once (10 us when the library did so first, as it does), not
-		 * a page fault every 128 records here. */
-		if (!cc->prefaulted) {
-			ring_prefault(&cc->sub);
-			ring_prefault(&cc->deliv);
-			cc->prefaulted = true;
-		}
 		for (int i = 0; i < n; i++)
 			tb_cc_submit(cc, &buf[i]);
 		done += (unsigned)n;
