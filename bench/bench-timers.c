@@ -39,7 +39,7 @@
 #define MAX_N 100000
 
 static int nexp = 2000, chunks = 5;
-static int64_t period_ns = 1000000; /* -p */
+static int64_t period_ns; /* -p, in ns */
 static int64_t *late, *direct_late, *pool_late, *pool_direct;
 static int nlate, late_end; /* the daemon phase fills late[nlate .. late_end) */
 static clockd_timer_t ptimer;
@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 	double t50 = 1.1, t99 = 1.3, tops = 1.5, mops, worst = 1e30;
 	int reps = 5, cpu = 0, other = 0, fails = 0, opt;
 	bool latency_only = false;
+	long long period_us = 1000;
 	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "r:n:c:p:lP:Q:T:")) != -1) {
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
 		case 'r': reps = atoi(optarg); break;
 		case 'n': nexp = atoi(optarg); break;
 		case 'c': chunks = atoi(optarg); break;
-		case 'p': period_ns = atoll(optarg) * 1000; break;
+		case 'p': period_us = atoll(optarg); break;
 		case 'l': latency_only = true; break;
 		case 'P': t50 = atof(optarg); break;
 		case 'Q': t99 = atof(optarg); break;
@@ -284,11 +285,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (reps < 1 || reps > MAX_REPS || nexp < 100 || nexp > MAX_N || chunks < 1 || chunks > nexp / 100 ||
-	    period_ns < 100000 || period_ns > NS) {
+	    period_us < 100 || period_us > 1000000) {
 		fprintf(stderr, "bench-timers: 1 <= REPS <= %d, 100 <= EXPIRIES <= %d, 1 <= PHASES <= EXPIRIES / 100, "
 			"100 <= PERIOD_US <= 1000000\n", MAX_REPS, MAX_N);
 		return 2;
 	}
+	period_ns = period_us * 1000;
 	nexp = nexp / chunks * chunks;
 	late = calloc((size_t)nexp, sizeof(*late));
 	direct_late = calloc((size_t)nexp, sizeof(*late));
