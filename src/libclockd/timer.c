@@ -338,9 +338,6 @@ static unsigned table_rearm(struct lib_conn *c)
 	return lost;
 }
 
-/* lib_core_arm() on the connection, made now if need be; -ENOTCONN
- * with @core as it was when the connection turns out lost (the library
- * reconnects). */
 /* The connection, or NULL and *@err: ENOTCONN while the library
  * reconnects (not after ECONNRESET: that reports timers lost before). */
 static struct lib_conn *conn_get(int *err)
@@ -352,6 +349,9 @@ static struct lib_conn *conn_get(int *err)
 	return c;
 }
 
+/* lib_core_arm() on the connection, made now if need be; -ENOTCONN
+ * with @core as it was when the connection turns out lost (the library
+ * reconnects). */
 static int arm_now(struct lib_tcore *core, int cpu, const struct timerrec *t)
 {
 	struct timerrec rec = *t;
