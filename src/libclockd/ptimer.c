@@ -415,7 +415,7 @@ static int64_t now_ns(clockid_t id)
  */
 static bool thread_sleeps_lead(void)
 {
-	static __thread int sleeps = -1;
+	static LIB_THREAD int sleeps = -1;
 
 	if (sleeps < 0) {
 		int policy = sched_getscheduler(0);
@@ -428,9 +428,14 @@ static bool thread_sleeps_lead(void)
 
 static void wait_expiry(clockid_t base, int64_t expires)
 {
-	int64_t end = now_ns(CLOCKD_MONOTONIC), now, m;
+	int64_t now = now_ns(base), end, m;
 	struct timespec res;
 
+	/* Due already, as all but the first of a round's records are: one
+	 * read of the clock. */
+	if (now == INT64_MIN || now >= expires)
+		return;
+	end = now_ns(CLOCKD_MONOTONIC);
 	if (end == INT64_MIN)
 		return;
 	end += LIB_LEAD_MAX_NS;
