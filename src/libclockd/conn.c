@@ -912,7 +912,7 @@ static bool deliv_wait(int ep, int sock, int efd, int64_t timeout_ns, bool *time
 #define SELF_WAKE_EARLY_NS 2000
 #define SELF_WAKE_MAX_NS 20000000
 
-static __thread int64_t expect_ns = INT64_MAX;
+static LIB_THREAD int64_t expect_ns = INT64_MAX;
 
 /*
  * An epoll timeout is a range whatever the timer slack: the kernel lets a
@@ -926,7 +926,7 @@ static __thread int64_t expect_ns = INT64_MAX;
  * still after the daemon's lead handed the record over. The divisor is
  * the thread's nice at its start (short_slice).
  */
-static __thread int64_t slack_div = 1000;
+static LIB_THREAD int64_t slack_div = 1000;
 
 void lib_conn_expect(int64_t at)
 {

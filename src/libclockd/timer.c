@@ -39,7 +39,7 @@ static uint64_t *freemap; /* bit set: id free */
 static uint32_t nids, low_word;
 
 /* The callback this thread is running, for EDEADLK. */
-static __thread struct lib_tcore *in_callback;
+static LIB_THREAD struct lib_tcore *in_callback;
 
 /* The table's generation: a timer's id and pending flag mean something
  * only while its epoch is this one (struct lib_tcore). */

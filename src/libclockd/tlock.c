@@ -36,9 +36,9 @@ static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tcond = PTHREAD_COND_INITIALIZER;
 static sigset_t held_mask; /* the holder's mask before the lock */
 /* This thread holds, or is taking or leaving, the lock unmasked. */
-static __thread bool fast_held;
+static LIB_THREAD bool fast_held;
 /* One of our threads, started with every signal blocked. */
-static __thread bool masked_thread;
+static LIB_THREAD bool masked_thread;
 
 void lib_tlock_thread_masked(void)
 {
