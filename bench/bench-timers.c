@@ -12,9 +12,12 @@
  *  - arm+cancel per second through the public API (clockd_mod_timer +
  *    clockd_del_timer on timers of the other CPU), once per repetition.
  *
- * usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-l] [-P P50] [-Q P99] [-T MOPS]
+ * usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-R] [-l] [-P P50] [-Q P99]
+ *                     [-T MOPS]
  *   -r  repetitions (5), -n  expiries a side per repetition (2000), in -c
- *   phases a side (5), -p  the timers' period in us (1000), -l  latency only;
+ *   phases a side (5), -p  the timers' period in us (1000), -R  the timers
+ *   on CLOCKD_REALTIME and CLOCK_REALTIME (each side's lateness on its own
+ *   clock) instead of the monotonic clocks, -l  latency only;
  *   -P, -Q  the p50 and p99 ratio targets (1.1, 1.3), -T  the arm+cancel
  *   target in M pairs/s (1.5). The exit status is 0 whether or not they are
  *   met: the figures are the output.
@@ -40,6 +43,8 @@
 
 static int nexp = 2000, chunks = 5;
 static int64_t period_ns; /* -p, in ns */
+/* -R: the clocks the two sides' timers run on. */
+static clockid_t clockd_id = CLOCKD_MONOTONIC, kernel_id = CLOCK_MONOTONIC;
 static int64_t *late, *direct_late, *pool_late, *pool_direct;
 static int nlate, late_end; /* the daemon phase fills late[nlate .. late_end) */
 static clockd_timer_t ptimer;
@@ -52,7 +57,8 @@ static int64_t clk(clockid_t c)
 	struct timespec ts;
 
 	/* A failed read would be garbage in the figures: stop instead. */
-	if ((c == CLOCK_MONOTONIC || c == CLOCK_PROCESS_CPUTIME_ID ? clock_gettime(c, &ts) : clockd_clock_gettime(c, &ts)) != 0) {
+	if ((c == CLOCK_MONOTONIC || c == CLOCK_REALTIME || c == CLOCK_PROCESS_CPUTIME_ID ? clock_gettime(c, &ts) :
+	     clockd_clock_gettime(c, &ts)) != 0) {
 		fprintf(stderr, "bench-timers: clock %d: %s\n", (int)c, strerror(errno));
 		exit(1);
 	}
@@ -61,7 +67,7 @@ static int64_t clk(clockid_t c)
 
 static void on_fire(union sigval v)
 {
-	int64_t now = clk(CLOCKD_MONOTONIC);
+	int64_t now = clk(clockd_id);
 	int n = __atomic_load_n(&nlate, __ATOMIC_RELAXED);
 
 	(void)v;
@@ -104,11 +110,11 @@ static void daemon_phase(int cpu, int from, int count)
 	nlate = from;
 	late_end = from + count;
 	seen_expiries = 0;
-	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &ptimer) < 0) {
+	if (clockd_timer_create(clockd_id, &sev, &ptimer) < 0) {
 		perror("clockd_timer_create");
 		exit(1);
 	}
-	first = clk(CLOCKD_MONOTONIC) + 10 * period_ns;
+	first = clk(clockd_id) + 10 * period_ns;
 	its.it_value.tv_sec = first / NS;
 	its.it_value.tv_nsec = first % NS;
 	if (clockd_timer_settime(ptimer, TIMER_ABSTIME, &its, NULL) < 0) {
@@ -118,7 +124,7 @@ static void daemon_phase(int cpu, int from, int count)
 	/* Asleep for the phase, then polling: the process's CPU time is the
 	 * delivery's, not this thread's (a poll every period at 10 ms). It
 	 * wakes half a period after the last expiry, not at one. */
-	sleep_until(first + count * period_ns - period_ns / 2);
+	sleep_until(first - clk(clockd_id) + clk(CLOCKD_MONOTONIC) + count * period_ns - period_ns / 2);
 	while (__atomic_load_n(&nlate, __ATOMIC_ACQUIRE) < late_end)
 		usleep(10000);
 	clockd_timer_delete(ptimer);
@@ -128,12 +134,12 @@ static void daemon_phase(int cpu, int from, int count)
 static void *direct_thread(void *p)
 {
 	struct itimerspec its = { .it_interval = { period_ns / NS, period_ns % NS } };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	int fd = timerfd_create(kernel_id, TFD_CLOEXEC);
 	const int *range = p;
 	int64_t start, n = 0;
 	uint64_t count;
 
-	start = clk(CLOCK_MONOTONIC) + 10 * period_ns;
+	start = clk(kernel_id) + 10 * period_ns;
 	its.it_value.tv_sec = start / NS;
 	its.it_value.tv_nsec = start % NS;
 	if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
@@ -146,7 +152,7 @@ static void *direct_thread(void *p)
 			exit(1);
 		}
 		n += (int64_t)count;
-		direct_late[i] = clk(CLOCK_MONOTONIC) - (start + (n - 1) * period_ns);
+		direct_late[i] = clk(kernel_id) - (start + (n - 1) * period_ns);
 	}
 	close(fd);
 	return NULL;
@@ -216,9 +222,10 @@ static void latency(int reps, int cpu, double t50, double t99)
 	double r50[MAX_REPS], r99[MAX_REPS], w50 = 0, w99 = 0;
 	int np = 0, met = 0;
 
-	printf("== client timers: delivery lateness (us) of a %g ms periodic timer on CPU %d, clockd "
+	printf("== client timers: delivery lateness (us) of a %g ms periodic %s timer on CPU %d, clockd "
 	       "(THREAD_CPU) vs the client's own timerfd, %d expiries each, %d repetitions of %d phases a side, "
-	       "alternating\n", (double)period_ns / 1e6, cpu, nexp, reps, chunks);
+	       "alternating\n", (double)period_ns / 1e6, clockd_id == CLOCKD_REALTIME ? "realtime" : "monotonic",
+	       cpu, nexp, reps, chunks);
 	printf("  %-4s %9s %9s %9s %9s %8s %8s\n", "rep", "clockd50", "tfd50", "clockd99", "tfd99", "p50x",
 	       "p99x");
 	for (int r = 0; r < reps; r++) {
@@ -268,18 +275,19 @@ int main(int argc, char **argv)
 	long long period_us = 1000;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "r:n:c:p:lP:Q:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:p:RlP:Q:T:")) != -1) {
 		switch (opt) {
 		case 'r': reps = atoi(optarg); break;
 		case 'n': nexp = atoi(optarg); break;
 		case 'c': chunks = atoi(optarg); break;
 		case 'p': period_us = atoll(optarg); break;
+		case 'R': clockd_id = CLOCKD_REALTIME; kernel_id = CLOCK_REALTIME; break;
 		case 'l': latency_only = true; break;
 		case 'P': t50 = atof(optarg); break;
 		case 'Q': t99 = atof(optarg); break;
 		case 'T': tops = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-l] [-P P50] [-Q P99] "
+			fprintf(stderr, "usage: bench-timers [-r REPS] [-n EXPIRIES] [-c PHASES] [-p PERIOD_US] [-R] [-l] [-P P50] [-Q P99] "
 				"[-T MOPS]\n");
 			return 2;
 		}
