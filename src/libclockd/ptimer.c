@@ -166,6 +166,22 @@ static void get_locked(struct clockd_posix_timer *t, struct itimerspec *v)
 }
 
 /*
+ * The delivery thread may sleep until expiry @at on clock @base
+ * (lib_conn_expect: on CLOCKD_MONOTONIC, the daemon's namespace). A
+ * realtime one is taken there at the clocks' offset now; a step of the
+ * date meanwhile costs a wake-up by the daemon (its expire_heap).
+ */
+static void expect(clockid_t base, int64_t at)
+{
+	struct timespec r, m;
+
+	if (base == CLOCKD_MONOTONIC)
+		lib_conn_expect(at);
+	else if (clockd_clock_gettime(CLOCKD_REALTIME, &r) == 0 && clockd_clock_gettime(CLOCKD_MONOTONIC, &m) == 0)
+		lib_conn_expect(at - ts_ns(&r) + ts_ns(&m) - lib_timens_mono_ns());
+}
+
+/*
  * A relative timer measures elapsed time: it runs on CLOCKD_MONOTONIC
  * whatever its clock, period included, as the kernel puts a relative
  * CLOCK_REALTIME hrtimer on its monotonic base, so that no step of the
@@ -207,8 +223,7 @@ static int arm_locked(struct clockd_posix_timer *t, int flags, const struct itim
 		return err;
 	/* Armed from a callback (a one-shot re-armed, the common idiom): the
 	 * delivery thread may sleep until it, as for a period. */
-	if (base == CLOCKD_MONOTONIC)
-		lib_conn_expect((int64_t)rec.expires);
+	expect(base, (int64_t)rec.expires);
 	t->base = base;
 	t->first_ns = at;
 	t->interval_ns = period;
@@ -332,11 +347,10 @@ static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct
 	struct clockd_posix_timer *t = (struct clockd_posix_timer *)core;
 	int64_t at = (int64_t)r->expires;
 
-	if (t->base == CLOCKD_MONOTONIC) { /* back in the process's namespace */
+	if (t->base == CLOCKD_MONOTONIC) /* back in the process's namespace */
 		at += lib_timens_mono_ns();
-		if (t->interval_ns > 0 && r->expires <= (uint64_t)(INT64_MAX - t->interval_ns))
-			lib_conn_expect((int64_t)r->expires + t->interval_ns);
-	}
+	if (t->interval_ns > 0 && r->expires <= (uint64_t)(INT64_MAX - t->interval_ns))
+		expect(t->base, (int64_t)r->expires + t->interval_ns);
 	t->last_ns = at;
 	n->count = expiries(t, at, r->overrun);
 	n->expires = at;

@@ -219,6 +219,11 @@ void td_signal(int sig)
 		kill(daemon_pid, sig);
 }
 
+int td_pid(void)
+{
+	return daemon_pid > 0 ? (int)daemon_pid : 0;
+}
+
 void td_stop(int sig)
 {
 	if (daemon_pid <= 0)

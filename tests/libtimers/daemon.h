@@ -25,6 +25,8 @@ void td_start(const char *const *opts);
 void td_start_stopped(const char *const *opts);
 /* Send @sig to the daemon. */
 void td_signal(int sig);
+/* The daemon's pid (0 if none runs). */
+int td_pid(void);
 /* Send @sig to the daemon and reap it. */
 void td_stop(int sig);
 /* After the daemon of an earlier td_start() went away: the library's

@@ -2,7 +2,7 @@
 # private page and control socket (tests/libtimers/daemon.c).
 LIBTIMERS_TESTS = tests/libtimers/pinned tests/libtimers/early tests/libtimers/races \
 	tests/libtimers/scale tests/libtimers/reconnect tests/libtimers/sched \
-	tests/libtimers/rearm tests/libtimers/restart
+	tests/libtimers/rearm tests/libtimers/restart tests/libtimers/selfwake
 check_PROGRAMS += $(LIBTIMERS_TESTS)
 TESTS += $(LIBTIMERS_TESTS) tests/libtimers/example.sh
 EXTRA_DIST += tests/libtimers/example.sh
@@ -24,3 +24,5 @@ tests_libtimers_rearm_SOURCES = tests/libtimers/rearm.c $(LIBTIMERS_COMMON)
 tests_libtimers_rearm_LDADD = $(LIBTIMERS_LDADD)
 tests_libtimers_restart_SOURCES = tests/libtimers/restart.c $(LIBTIMERS_COMMON)
 tests_libtimers_restart_LDADD = $(LIBTIMERS_LDADD)
+tests_libtimers_selfwake_SOURCES = tests/libtimers/selfwake.c $(LIBTIMERS_COMMON)
+tests_libtimers_selfwake_LDADD = $(LIBTIMERS_LDADD)

@@ -271,8 +271,9 @@ struct tb_slot *tb_slot_get(struct tb_cc *cc, uint32_t id, bool alloc);
 void tb_cc_break(struct tb_cc *cc, const char *what);
 /* Queue @r for the client: straight into its delivery ring unless records
  * wait before it; @s: the timer it is for (NULL: an ERROR record); @due:
- * its expiry if on CLOCKD_MONOTONIC, else 0. A client that said it wakes
- * by itself by then is not woken for it (ring_needs_wake_by). */
+ * its expiry on CLOCKD_MONOTONIC (a realtime one's at the clocks' offset
+ * when it fires), 0 for none (jiffies). A client that said it wakes by
+ * itself by then is not woken for it (ring_needs_wake_by). */
 void tb_deliver(struct tb_cc *cc, const struct ring_rec *r, struct tb_slot *s, uint64_t due);
 /* An ERROR record, counted as dropped. */
 void tb_deliver_error(struct tb_cc *cc, uint32_t id, uint32_t gen, int err);

@@ -73,7 +73,7 @@ static uint64_t round_up(uint64_t v, uint64_t q)
 
 /* An expiry of @s: @expires is the latest expiry it stands for, @overrun
  * the earlier ones it folds in (periodic timers that missed periods);
- * @due: @expires on CLOCKD_MONOTONIC, else 0 (tb_deliver). */
+ * @due: when on CLOCKD_MONOTONIC, or 0 (tb_deliver). */
 static void fire(struct tb_slot *s, uint64_t expires, uint64_t overrun, uint64_t due)
 {
 	struct tb_cc *cc = s->cc;
@@ -597,6 +597,15 @@ static void defer_over_budget(struct hrheap *h, struct tb_slot *s, uint64_t now,
 	}
 }
 
+/* Expiry @exp of a @kind timer on CLOCKD_MONOTONIC, its clock reading
+ * @now when CLOCKD_MONOTONIC read @mono (0: not read); 0 if unknown. */
+static uint64_t due_mono(unsigned kind, uint64_t exp, uint64_t now, uint64_t mono)
+{
+	if (kind == TB_MONO)
+		return exp;
+	return mono != 0 && now >= mono && exp > now - mono ? exp - (now - mono) : 0;
+}
+
 /*
  * defer_early: a periodic timer that expires while its client is over
  * budget would find it so at its next period too, waking the base only to
@@ -608,10 +617,17 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 {
 	struct hrheap *h = heap_of(b, kind);
 	struct hrheap_node *node;
-	uint64_t now, next, exp, overrun, kmono, when, late, dl;
+	uint64_t now, next, exp, overrun, kmono, when, late, dl, mono = 0;
 
 	if (hrheap_count(h) == 0 || clock_now(b->tb, kind, &now) < 0)
 		return;
+	/* A realtime expiry's due on CLOCKD_MONOTONIC (tb_deliver), at the
+	 * clocks' offset now. A client that expected it at the offset before
+	 * a step of the date finds it due sooner (and is woken for it) or
+	 * later (it wakes by itself first, finds nothing and waits to be
+	 * woken). */
+	if (kind == TB_REAL && clock_now(b->tb, TB_MONO, &mono) < 0)
+		mono = 0;
 	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
 	/* Expired its client's lead early (heap_key): the client waits out
 	 * the rest on the clock itself before it notifies (timerrec.h), so
@@ -647,7 +663,7 @@ static void expire_heap(struct tb_base *b, unsigned kind)
 		}
 		tb_hist_add(b, s->past ? 0 : late);
 		s->past = 0;
-		fire(s, exp, overrun, kind == TB_MONO ? exp : 0);
+		fire(s, exp, overrun, due_mono(kind, exp, now, mono));
 		/* Still over budget: its turn now (defer_early). */
 		if (s->kind != TB_NONE && s->period && tb_cc_over_budget(s->cc, kmono) &&
 		    !may_expire(s, kmono, &when))
