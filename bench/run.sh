@@ -155,11 +155,14 @@ echo "== client timers (libclockd) vs the client's own timerfd, a SCHED_OTHER bu
 busy_start
 $fifo "$builddir/bench/bench-timers" -r 5 -l -P 1.1 -Q 1.5
 # The same client SCHED_OTHER (#27: p99 <= 1.5x its timerfd's in every
-# repetition), then at a 10 ms period beside an idle-class loop on each
-# CPU (no idle states; the self-wake's own precision).
+# repetition), on the monotonic clocks and on the realtime ones, then at a
+# 10 ms period beside an idle-class loop on each CPU (no idle states; the
+# self-wake's own precision).
 if [ -n "$fifo" ]; then
 	echo "== client timers, a SCHED_OTHER client, a SCHED_OTHER busy loop on each CPU"
 	"$builddir/bench/bench-timers" -r 5 -l -P 1.1 -Q 1.5
+	echo "== client timers on the realtime clocks, a SCHED_OTHER client, a SCHED_OTHER busy loop on each CPU"
+	"$builddir/bench/bench-timers" -r 5 -l -R -P 1.1 -Q 1.5
 fi
 busy_stop
 echo "== client timers, a SCHED_OTHER client at 10 ms, a SCHED_IDLE loop on each CPU"
