@@ -165,6 +165,13 @@ static void get_locked(struct clockd_posix_timer *t, struct itimerspec *v)
 	v->it_interval = ns_ts(t->interval_ns);
 }
 
+static int64_t now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	return clockd_clock_gettime(id, &ts) == 0 ? ts_ns(&ts) : INT64_MIN;
+}
+
 /*
  * The delivery thread may sleep until expiry @at on clock @base
  * (lib_conn_expect: on CLOCKD_MONOTONIC, the daemon's namespace). A
@@ -173,12 +180,16 @@ static void get_locked(struct clockd_posix_timer *t, struct itimerspec *v)
  */
 static void expect(clockid_t base, int64_t at)
 {
-	struct timespec r, m;
+	int64_t r, m;
 
-	if (base == CLOCKD_MONOTONIC)
+	if (base == CLOCKD_MONOTONIC) {
 		lib_conn_expect(at);
-	else if (clockd_clock_gettime(CLOCKD_REALTIME, &r) == 0 && clockd_clock_gettime(CLOCKD_MONOTONIC, &m) == 0)
-		lib_conn_expect(at - ts_ns(&r) + ts_ns(&m) - lib_timens_mono_ns());
+		return;
+	}
+	r = now_ns(CLOCKD_REALTIME);
+	m = now_ns(CLOCKD_MONOTONIC);
+	if (r != INT64_MIN && m != INT64_MIN)
+		lib_conn_expect(at - r + m - lib_timens_mono_ns());
 }
 
 /*
@@ -397,13 +408,6 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 	si.si_timerid = t->sigid;
 	if (syscall(SYS_rt_sigqueueinfo, getpid(), t->sev.signo, &si) != 0)
 		sigqueue(getpid(), t->sev.signo, t->sev.value);
-}
-
-static int64_t now_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	return clockd_clock_gettime(id, &ts) == 0 ? ts_ns(&ts) : INT64_MIN;
 }
 
 /*
