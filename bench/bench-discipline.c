@@ -66,6 +66,27 @@ void tk_step_real(struct timekeeper *tk, int64_t ns)
 	clk.base_t = (double)tk->kernel_mono_ns;
 }
 
+/* The bench's pulses are time-stamped on the kernel's clock, never at a
+ * counter value: the discipline does not ask for this. */
+int64_t tk_real_at_cycles(const struct timekeeper *tk, uint64_t cycles)
+{
+	(void)tk;
+	(void)cycles;
+	fprintf(stderr, "bench-discipline: a pulse at a counter value, which the bench never makes\n");
+	abort();
+}
+
+/* What the discipline publishes: the model has no page to publish it in. */
+void tk_set_tracking(struct timekeeper *tk, const struct tk_tracking *tr)
+{
+	tk->track = *tr;
+}
+
+void tk_set_wall_follow(struct timekeeper *tk, enum tk_wall_follow follow)
+{
+	tk->wall_follow = follow;
+}
+
 static uint64_t mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;

@@ -6,7 +6,8 @@
 #   build-aux/ci.sh run    install what is missing, build, run clockd in the
 #                          foreground on its embedded defaults (Ctrl-C stops)
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
-#                          -Werror build + make check, the TSan variant +
+#                          -Werror build (and the benchmarks' programs,
+#                          not run) + make check, the TSan variant +
 #                          make check-tsan, cppcheck, 20 s of each fuzzer,
 #                          make distcheck with its build under ASan/UBSan
 #                          (the whole suite again, from the tarball),
@@ -143,8 +144,9 @@ run)
 test)
 	deps
 	start=$(date +%s)
-	stage "build (-Werror) and make check"
+	stage "build (-Werror), the benchmarks' programs and make check"
 	build build
+	(cd build && make -j"$jobs" bench-programs)
 	check build
 	stage "TSan variant (configure --enable-tsan) and make check-tsan"
 	build build-tsan --enable-tsan
