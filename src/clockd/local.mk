@@ -30,7 +30,7 @@ src_clockd_libclockd_daemon_la_SOURCES = \
 	src/clockd/timers/client.c src/clockd/timers/timer.c src/clockd/timers/deliver.c \
 	src/clockd/timers/shm.c \
 	src/clockd/timers/wheel.c src/clockd/timers/wheel.h \
-	src/clockd/timers/hrheap.c src/clockd/timers/hrheap.h
+	src/clockd/timers/hrheap.c src/clockd/timers/hrheap.h src/clockd/timers/wakelead.h
 src_clockd_libclockd_daemon_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 # The daemon never links the client library: its timer bases read the
 # timekeeper's in-process clock (tests/layers/deps.sh checks it).

@@ -251,6 +251,15 @@ static bool needs_wake(struct ring *r, bool by, uint64_t due)
 	return __atomic_exchange_n(&r->hdr->consumer_waiting, 0, __ATOMIC_RELAXED) != 0;
 }
 
+int ring_consumer_sleep(const struct ring *r)
+{
+	/* The peer writes the word: any value but 0 and 2 is a plain wait,
+	 * as needs_wake takes it. */
+	uint32_t w = __atomic_load_n(&r->hdr->consumer_waiting, __ATOMIC_RELAXED);
+
+	return w == 0 ? 0 : w == 2 ? 2 : 1;
+}
+
 bool ring_needs_wake(struct ring *r)
 {
 	return needs_wake(r, false, 0);

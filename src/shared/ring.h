@@ -139,6 +139,11 @@ bool ring_needs_wake(struct ring *r);
  * also when the consumer announced it wakes by itself by @due. */
 bool ring_needs_wake_by(struct ring *r, uint64_t due);
 
+/* Producer: how the consumer last said it sleeps, for a choice of the
+ * producer's own (not for whether to wake it): 0 it did not (busy), 1 on
+ * the eventfd, 2 with a wake-up of its own (ring_prepare_wait_until). */
+int ring_consumer_sleep(const struct ring *r);
+
 /* Consumer: copy out up to @max records and release their slots. Returns
  * how many (0 when empty), or -EPROTO. */
 int ring_pop_batch(struct ring *r, struct ring_rec *out, unsigned max);

@@ -21,6 +21,7 @@
 
 #include <clockd/clockd.h>
 #include "tests/tap.h"
+#include "clockd/timers/wakelead.h"
 #include "timers/tbclient.h"
 
 #define WAIT_S 20 /* generous deadline for anything we wait for */
@@ -779,6 +780,99 @@ static void test_budget_batched(const struct tb_params *good)
 	tb = NULL;
 }
 
+/* ---- the raised lead of a self-waking client (wakelead.h) ---- */
+
+#define LEAD_PERIOD_NS 2000000u
+#define LEAD_WARM 100u
+#define LEAD_COUNT 300u
+#define LEAD_GAP_NS 5000u
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A SCHED_OTHER client (lead timer_lead_other_ns, 1 us here) whose
+ * delivery ring says it wakes by itself (at 0: always in time, so the
+ * base never writes its eventfd) gets its records the base's measured
+ * round lateness plus WAKE_LEAD_MARGIN_NS early, not 1 us. This thread,
+ * on another CPU than the base's, reads a 2 ms periodic timer's records
+ * as they come, and takes how early each came only where it was looking
+ * the moment before and after (its looks LEAD_GAP_NS or less apart: not
+ * off its CPU, as beside a busy loop): the median must be
+ * WAKE_LEAD_MARGIN_NS / 2 or more (at the configured lead, at most 1 us),
+ * and no record is early by more than the longest lead.
+ */
+static void test_self_wake_lead(const struct tb_params *good)
+{
+	static uint64_t early[LEAD_COUNT];
+	struct tb_params p = *good;
+	uint64_t end, med, last;
+	unsigned got = 0, n = 0, bad = 0;
+	cpu_set_t set, old;
+	struct timerrec a;
+	struct tbc t;
+
+	if (__builtin_popcountll(good->cpu_mask) < 2) {
+		tap_skip("the raised lead: one CPU here, and the reader must not share the base's");
+		ntests++;
+		return;
+	}
+	p.lead_other_ns = 1000;
+	tb = tbc_bases_start(&p);
+	if (!tbc_open(&t, tb))
+		tap_bail("tb_client_new: %s", strerror(errno));
+	tb_client_lead(tb, t.c, false);
+	/* Read from pair 1's CPU, so that the base of pair 0 is not held off. */
+	if (sched_getaffinity(0, sizeof(old), &old) < 0)
+		tap_bail("sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&set);
+	CPU_SET(t.cpu[1], &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		tap_bail("sched_setaffinity: %s", strerror(errno));
+	if (!ring_prepare_wait_until(&t.deliv[0], 0))
+		tap_bail("the delivery ring is not empty");
+	a = arm_rec(0, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC,
+		    tbc_now(CTL_CLOCK_MONOTONIC) + LEAD_PERIOD_NS, LEAD_PERIOD_NS);
+	tbc_push(&t, 0, &a);
+	end = deadline_kns(WAIT_S);
+	last = tbc_now(CTL_CLOCK_MONOTONIC);
+	while (n < LEAD_COUNT && tbc_kns() < end) {
+		uint64_t now = tbc_now(CTL_CLOCK_MONOTONIC), gap = now - last;
+		struct timerrec r;
+
+		last = now;
+		if (ring_count(&t.deliv[0]) <= 0)
+			continue;
+		if (tbc_pop(&t, 0, &r, 1) != 1 || r.op != TREC_FIRE) {
+			bad++;
+			continue;
+		}
+		/* Taken after the pop: the record was there by then. */
+		now = tbc_now(CTL_CLOCK_MONOTONIC);
+		bad += r.expires > now + WAKE_LEAD_MAX_NS;
+		if (++got > LEAD_WARM && gap <= LEAD_GAP_NS && now - last <= LEAD_GAP_NS)
+			early[n++] = r.expires > now ? r.expires - now : 0;
+		last = now;
+	}
+	ring_cancel_wait(&t.deliv[0]);
+	sched_setaffinity(0, sizeof(old), &old);
+	qsort(early, n, sizeof(early[0]), cmp_u64);
+	med = n ? early[n / 2] : 0;
+	OK(n == LEAD_COUNT && bad == 0 && med >= WAKE_LEAD_MARGIN_NS / 2,
+	   "a self-waking client with a 1 us lead gets its records %" PRIu64 " us early at the median "
+	   "(%" PRIu64 "-%" PRIu64 " us; want %u or more: the base's lateness plus %u us), %u of %u seen "
+	   "as they came (of %u), %u bad",
+	   med / 1000, n ? early[0] / 1000 : 0, n ? early[n - 1] / 1000 : 0, WAKE_LEAD_MARGIN_NS / 2000,
+	   WAKE_LEAD_MARGIN_NS / 1000, n, LEAD_COUNT, got, bad);
+	tbc_close(&t, tb);
+	tbc_bases_stop(tb);
+	tb = NULL;
+}
+
 /* ---- 1e6 pending, cancelled, none fires ---- */
 
 static void test_many(void)
@@ -1042,6 +1136,7 @@ int main(void)
 	tbc_bases_stop(tb);
 	test_budget_oneshots(&p);
 	test_budget_batched(&p);
+	test_self_wake_lead(&p);
 	tap_plan(ntests);
 	return tap_done();
 }

@@ -8,6 +8,13 @@ tests_timers_wheel_LDADD = src/clockd/libclockd-daemon.la tests/libtap.la
 tests_timers_hrheap_SOURCES = tests/timers/hrheap.c
 tests_timers_hrheap_LDADD = src/clockd/libclockd-daemon.la tests/libtap.la
 
+# The raised lead of a self-waking client (src/clockd/timers/wakelead.h):
+# the streaming 99th percentile of a base's round lateness, and the lead.
+check_PROGRAMS += tests/timers/wakelead
+TESTS += tests/timers/wakelead
+tests_timers_wakelead_SOURCES = tests/timers/wakelead.c
+tests_timers_wakelead_LDADD = tests/libtap.la -lm
+
 # The per-CPU timer bases (src/clockd/timers/timerbase.h) on a fake clock
 # (no daemon): the bases run in the test program, which plays the client's
 # side on the shared memory (tbclient.[ch]). Under the TSan variant

@@ -278,6 +278,20 @@ void tb_cc_wake(struct tb_cc *cc)
 	if (!cc->deliv_dirty)
 		return;
 	cc->deliv_dirty = false;
+	/* A thread that sleeps on a wake-up of its own gets the raised lead
+	 * (heap_key); one that woke to nothing and waits plainly, or never
+	 * self-wakes (a real-time one, clockd_dispatch()), the configured
+	 * one. */
+	switch (ring_consumer_sleep(&cc->deliv)) {
+	case 2:
+		cc->self_wakes = true;
+		break;
+	case 1:
+		cc->self_wakes = false;
+		break;
+	default:
+		break;
+	}
 	if (ring_needs_wake_by(&cc->deliv, cc->deliv_due) && write(cc->deliv_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_repeat(&cc->base->wake_err, LOG_WARNING, true,
 			   "timer base %u: client pid %d: delivery eventfd (further failures are only counted)",

@@ -103,6 +103,9 @@ struct tb_cc {
 				      * is not on that clock (tb_cc_wake) */
 	bool sub_more;               /* the budget ran out: drain again */
 	bool prefaulted;             /* rings mapped in (ring_prefault) */
+	bool self_wakes;             /* its delivery thread last slept on a
+				      * wake-up of its own (tb_cc_wake):
+				      * its lead is raised (wakelead.h) */
 	struct tb_slot **chunk;      /* nchunks pointers, NULL until used */
 	uint32_t nchunks;
 	uint64_t npending;           /* base thread's own count */
@@ -192,6 +195,10 @@ struct tb_base {
 	uint64_t armed_kns;    /* the timerfd's deadline; UINT64_MAX: disarmed */
 	uint64_t ns_due_kns;   /* when the first ns timer is to be handed over
 				* (kernel CLOCK_MONOTONIC), as of the last round */
+	uint64_t fired_kns;    /* the thread's own: the deadline of the timerfd
+				* that woke this round; UINT64_MAX: none */
+	uint64_t wake_p99_ns;  /* the thread's own: the 99th percentile of how
+				* late its timerfd's rounds end (wakelead.h) */
 	/* command queue */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "clockd/timers/internal.h"
+#include "clockd/timers/wakelead.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
@@ -202,6 +203,9 @@ static bool user_take(struct tb_cc *cc, struct tb_slot *s, const struct timerrec
 static uint64_t heap_key(struct tb_slot *s, uint64_t dl)
 {
 	uint64_t lead = __atomic_load_n(&s->cc->client->lead_ns, __ATOMIC_RELAXED);
+
+	if (s->cc->self_wakes)
+		lead = wake_lead(lead, s->cc->base->wake_p99_ns);
 
 	if (lead > dl)
 		lead = dl;

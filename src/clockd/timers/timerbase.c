@@ -27,6 +27,7 @@
 
 #include "clockd/rtsched.h"
 #include "clockd/timers/internal.h"
+#include "clockd/timers/wakelead.h"
 #include "shared/log.h"
 #include "shared/tickmath.h"
 
@@ -219,6 +220,12 @@ static bool finish_round(struct tb_base *b, bool *clock_err)
 	ns_kns = tb_ns_deadline(b, clock_err);
 	b->ns_due_kns = ns_kns;
 	kmono = (uint64_t)kclock_ns(CLOCK_MONOTONIC);
+	/* A round the timerfd woke us for: how late after its deadline its
+	 * records were handed over, wake-up and round in all (wakelead.h). */
+	if (b->fired_kns != UINT64_MAX) {
+		b->wake_p99_ns = wake_p99_update(b->wake_p99_ns, kmono > b->fired_kns ? kmono - b->fired_kns : 0);
+		b->fired_kns = UINT64_MAX;
+	}
 	for (struct tb_cc *cc = b->clients; cc; cc = cc->next)
 		if (cc->registered && tb_cc_over_budget(cc, kmono))
 			lazy = true;
@@ -277,6 +284,9 @@ static void handle_events(struct tb_base *b, const struct epoll_event *ev, int n
 		if (ev[i].data.u64 == EV_WAKE) {
 			fd_drain(b->wake_efd);
 		} else if (ev[i].data.u64 == EV_TIMER) {
+			/* The round that follows hands over what was due: how
+			 * late it ends is measured (finish_round). */
+			b->fired_kns = b->armed_kns;
 			/* A one-shot timerfd that fired is disarmed: the next
 			 * arm_timerfd must set it even for the same deadline
 			 * (one a clock a little behind the kernel's may compute
@@ -434,6 +444,7 @@ static int base_init(struct timer_bases *tb, struct tb_base *b, unsigned k, unsi
 	b->cpu = cpu;
 	b->wake_efd = b->tfd = b->epfd = -1;
 	b->armed_kns = UINT64_MAX;
+	b->fired_kns = UINT64_MAX;
 	b->ns_due_kns = UINT64_MAX;
 	b->next_jiffies = UINT64_MAX;
 	b->st.next_expiry_ns = UINT64_MAX;
