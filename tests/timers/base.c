@@ -21,6 +21,7 @@
 
 #include <clockd/clockd.h>
 #include "tests/tap.h"
+#include "tests/util.h"
 #include "clockd/timers/wakelead.h"
 #include "timers/tbclient.h"
 
@@ -812,7 +813,7 @@ static void test_self_wake_lead(const struct tb_params *good)
 	struct tb_params p = *good;
 	uint64_t end, med, last;
 	unsigned got = 0, n = 0, bad = 0;
-	cpu_set_t set, old;
+	cpu_set_t old;
 	struct timerrec a;
 	struct tbc t;
 
@@ -829,10 +830,8 @@ static void test_self_wake_lead(const struct tb_params *good)
 	/* Read from pair 1's CPU, so that the base of pair 0 is not held off. */
 	if (sched_getaffinity(0, sizeof(old), &old) < 0)
 		tap_bail("sched_getaffinity: %s", strerror(errno));
-	CPU_ZERO(&set);
-	CPU_SET(t.cpu[1], &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		tap_bail("sched_setaffinity: %s", strerror(errno));
+	if (!tu_pin((int)t.cpu[1]))
+		tap_bail("pinning to CPU %u: %s", t.cpu[1], strerror(errno));
 	if (!ring_prepare_wait_until(&t.deliv[0], 0))
 		tap_bail("the delivery ring is not empty");
 	a = arm_rec(0, 1, CTL_CLOCK_MONOTONIC, CTL_ARM_ABSTIME | CTL_ARM_PERIODIC,

@@ -14,18 +14,14 @@
 
 #include "clockd/timers/wakelead.h"
 #include "tests/tap.h"
+#include "tests/util.h"
 
 static uint64_t rng = 1;
 
-/* Uniform in (0, 1) (splitmix64). */
+/* Uniform in (0, 1). */
 static double uniform(void)
 {
-	uint64_t x = (rng += 0x9e3779b97f4a7c15ull);
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+	return ((double)(tu_rng(&rng) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 /* 20 us plus an exponential tail of mean 10 us: quantile p is at
