@@ -37,9 +37,13 @@ kill -0 "$pid" 2>/dev/null
 ok $? "clockd survives 200 held connections with 64 descriptors"
 live
 ok $? "its page stays live"
-read -r _ conn _ refused _ _ <"$T/held"
-[ "${refused:-0}" -gt 0 ] || [ "$(grep -c 'accept' "$T/log")" -gt 0 ]
-ok $? "connections beyond its descriptors fail (refused $refused, accept errors logged)"
+# With 64 descriptors it holds fewer than 64 clients: of the 200, at least
+# 136 fail, refused at connect (its backlog full) or closed by the daemon
+# once accepted (on its spare descriptor), in a proportion that depends on
+# how fast it accepts.
+read -r _ conn _ refused _ _ _ closed <"$T/held"
+[ $((${refused:-0} + ${closed:-0})) -ge 136 ]
+ok $? "connections beyond its descriptors fail: ${refused:-?} refused at connect, ${closed:-?} closed by clockd (want 136 or more of 200)"
 # A daemon out of descriptors must not spin on the listening socket: the
 # pending connection keeps it readable, and accept() keeps failing with
 # EMFILE. It gives up its spare descriptor to take each waiting client and
