@@ -26,9 +26,34 @@
 #define LOG_WINDOW_NS 10000000000LL
 
 int preload_mode = MODE_UNSET;
-static pthread_t decider;  /* the thread in MODE_DECIDING */
-pthread_t preload_switcher;
 static int64_t next_check; /* kernel CLOCK_MONOTONIC_COARSE, ns */
+
+/*
+ * This thread holds the mode in MODE_DECIDING or MODE_SWITCHING, or is
+ * about to try: set before the compare-and-exchange, so that a signal
+ * handler that interrupts the thread between the two, and reads the
+ * clock, knows that the mode it finds is this thread's own and does not
+ * wait for it (it would wait for ever: the holder is the thread it
+ * interrupted). A thread-local of the initial-exec model: read with no
+ * call, async-signal-safe. Each taker saves and restores it, for the
+ * handler that takes the mode inside another taker's window. Its stores
+ * are sequentially consistent, as the mode's: the compiler keeps them in
+ * program order with those, where the handler sees them.
+ */
+static LIB_THREAD int holds_mode;
+
+static int hold_mode(int v)
+{
+	int was = __atomic_load_n(&holds_mode, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&holds_mode, v, __ATOMIC_SEQ_CST);
+	return was;
+}
+
+bool preload_holds_mode(void)
+{
+	return __atomic_load_n(&holds_mode, __ATOMIC_RELAXED) != 0;
+}
 
 /*
  * The clamped clocks: the monotonic ones the process reads (BOOTTIME is
@@ -149,17 +174,18 @@ static enum mode decide(void)
  * the clock): it gets the kernel's clock meanwhile. */
 static __attribute__((noinline)) bool on_clockd_slow(void)
 {
-	int m = MODE_UNSET;
+	int m = MODE_UNSET, was = hold_mode(1);
 
 	if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_DECIDING, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&decider, pthread_self(), __ATOMIC_RELEASE);
 		m = decide();
 		__atomic_store_n(&preload_mode, m, __ATOMIC_SEQ_CST);
+		hold_mode(was);
 		return m == MODE_CLOCKD;
 	}
+	hold_mode(was);
 	while (m == MODE_DECIDING) {
-		if (pthread_equal(__atomic_load_n(&decider, __ATOMIC_ACQUIRE), pthread_self()))
+		if (preload_holds_mode())
 			return false;
 		sched_yield();
 		m = __atomic_load_n(&preload_mode, __ATOMIC_ACQUIRE);
@@ -315,7 +341,6 @@ static void switch_away(int err)
 {
 	int64_t kmono = kernel_ns(CLOCK_MONOTONIC);
 
-	__atomic_store_n(&preload_switcher, pthread_self(), __ATOMIC_RELEASE);
 	for (int k = 0; k < TR_COUNT; k++) {
 		int64_t f = page_floor(k, kmono), last = __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST);
 
@@ -333,15 +358,17 @@ static void switch_away(int err)
  * error: the first thread to see it switches; the others wait for it. */
 void go_away(int from, int err)
 {
-	int m = from;
+	int m = from, was = hold_mode(1);
 
 	if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		switch_away(err);
+		hold_mode(was);
 		return;
 	}
+	hold_mode(was);
 	while (m == MODE_SWITCHING) {
 		/* The switcher itself, from a signal handler: go on. */
-		if (pthread_equal(__atomic_load_n(&preload_switcher, __ATOMIC_ACQUIRE), pthread_self()))
+		if (preload_holds_mode())
 			return;
 		sched_yield();
 		m = __atomic_load_n(&preload_mode, __ATOMIC_SEQ_CST);
@@ -373,7 +400,7 @@ static void check_return(void)
 {
 	int64_t now = kernel_ns(CLOCK_MONOTONIC_COARSE), due = __atomic_load_n(&next_check, __ATOMIC_RELAXED);
 	struct timespec ts;
-	int m = MODE_AWAY, err = errno;
+	int m = MODE_AWAY, err = errno, was;
 
 	if (now < due ||
 	    !__atomic_compare_exchange_n(&next_check, &due, now + RETURN_CHECK_NS, false, __ATOMIC_RELAXED,
@@ -389,17 +416,21 @@ static void check_return(void)
 		if (policy() != POLICY_SILENT)
 			say("libclockd-preload: clockd is back with clocks more than " RETURN_HOLD_MAX_TEXT
 			    " behind this process's: staying on the kernel's clocks\n");
-	} else if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST,
-					       __ATOMIC_SEQ_CST)) {
-		/* Out of AWAY first (serve_away's values are in last, or
-		 * never handed out), then last is what was handed out. */
-		__atomic_store_n(&preload_switcher, pthread_self(), __ATOMIC_RELEASE);
-		for (int k = 0; k < TR_COUNT; k++)
-			__atomic_store_n(&track[k].held, __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST),
-					 __ATOMIC_RELAXED);
-		/* Publishes held. */
-		__atomic_store_n(&preload_mode, MODE_RETURNING, __ATOMIC_SEQ_CST);
-		note_switch(false, 0);
+	} else {
+		was = hold_mode(1);
+		if (__atomic_compare_exchange_n(&preload_mode, &m, MODE_SWITCHING, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST)) {
+			/* Out of AWAY first (serve_away's values are in last,
+			 * or never handed out), then last is what was handed
+			 * out. */
+			for (int k = 0; k < TR_COUNT; k++)
+				__atomic_store_n(&track[k].held, __atomic_load_n(&track[k].last, __ATOMIC_SEQ_CST),
+						 __ATOMIC_RELAXED);
+			/* Publishes held. */
+			__atomic_store_n(&preload_mode, MODE_RETURNING, __ATOMIC_SEQ_CST);
+			note_switch(false, 0);
+		}
+		hold_mode(was);
 	}
 	errno = err;
 }
@@ -492,7 +523,7 @@ __attribute__((noinline)) int read_slow(clockid_t id, clockid_t c, struct timesp
 			go_away(MODE_CLOCKD, errno);
 			break;
 		case MODE_SWITCHING:
-			if (pthread_equal(__atomic_load_n(&preload_switcher, __ATOMIC_ACQUIRE), pthread_self()))
+			if (preload_holds_mode())
 				return REAL(clock_gettime)(id, ts);
 			sched_yield();
 			break;

@@ -42,8 +42,7 @@ static int sleep_until(clockid_t id, int64_t t, int64_t *left)
 				go_away(m, err);
 			continue;
 		}
-		if (m == MODE_SWITCHING &&
-		    !pthread_equal(__atomic_load_n(&preload_switcher, __ATOMIC_ACQUIRE), pthread_self())) {
+		if (m == MODE_SWITCHING && !preload_holds_mode()) {
 			sched_yield();
 			continue;
 		}

@@ -121,7 +121,10 @@ enum mode { MODE_UNSET, MODE_DECIDING, MODE_CLOCKD, MODE_KERNEL, MODE_SWITCHING,
 enum policy { POLICY_WARN, POLICY_SILENT, POLICY_REFUSE };
 
 extern int preload_mode;
-extern pthread_t preload_switcher; /* the thread in MODE_SWITCHING */
+/* This thread holds the mode in MODE_DECIDING or MODE_SWITCHING (or is
+ * taking it): a signal handler reading the clock in between must not
+ * wait for itself. */
+bool preload_holds_mode(void);
 
 /* CLOCKD_PRELOAD, as set. */
 enum policy policy(void);
