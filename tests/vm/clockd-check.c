@@ -226,9 +226,12 @@ static int check_rate(unsigned hz, double seconds, const char *irq)
 	int64_t n0, n1, t0, t1, end;
 	int back = 0;
 	double waited = 0, secs, jhz, ihz, ratio;
+	/* Polled first: as an argument beside waited, which it sets, it
+	 * could run after waited was read. */
+	int flowing = irq ? first_irq(irq, &waited) : 1;
 
-	if (irq && !guest_ok(first_irq(irq, &waited), "rate: the %s... line in %s counts interrupts "
-			     "(polled %.1f s)", irq, PROC_INTERRUPTS, waited)) {
+	if (irq && !guest_ok(flowing, "rate: the %s... line in %s counts interrupts (polled %.1f s)", irq,
+			     PROC_INTERRUPTS, waited)) {
 		show_irq_lines(irq);
 		return 0;
 	}
