@@ -250,8 +250,15 @@ static void client(int n, int in, int out)
 		       strerror(errno));
 		fflush(stdout);
 	}
-	for (int i = 0; i < n; i++)
-		r.pending_at_kill += is_pending(i);
+	/* A one-shot that already ran is accounted for too: on a slow
+	 * machine (a sanitizer's build beside other tests) the arming can
+	 * take past the first one-shots' expiry, 1 s after their arm; that
+	 * it runs once is checked below like the others. */
+	for (int i = 0; i < n; i++) {
+		bool oneshot = ts[i].kind == KONE || ts[i].kind == PONE;
+
+		r.pending_at_kill += is_pending(i) || (oneshot && __atomic_load_n(&ts[i].runs, __ATOMIC_RELAXED) > 0);
+	}
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(2);
 	read_all(in, when, sizeof(when));
@@ -328,7 +335,7 @@ static void part1(int total)
 		sum.pending_at_kill += r.pending_at_kill;
 	}
 	tap_ok(sum.armed == (uint64_t)total && sum.pending_at_kill == (uint64_t)total,
-	       "%d clients armed %llu of %d timers, %llu pending", CLIENTS, (unsigned long long)sum.armed, total,
+	       "%d clients armed %llu of %d timers, %llu pending (or, one-shots, run already)", CLIENTS, (unsigned long long)sum.armed, total,
 	       (unsigned long long)sum.pending_at_kill);
 	/* The kill 0.8 s after the arming began: the periodic timers run by
 	 * then, and one-shots due from 1 s on expire while no daemon runs. */
