@@ -35,9 +35,12 @@ struct clockd_posix_timer {
 	int64_t first_ns;       /* first expiry of the arm, base ns */
 	int64_t interval_ns;    /* 0: one-shot */
 	int64_t last_ns;        /* the last expiry notified; 0: none */
-	int overrun;            /* of the last expiry notified */
+	int overrun;            /* of the last expiry notified; CLOCKD_SIGEV_SIGNAL:
+				 * of the last signal taken (settle_taken) */
+	int overrun_sent;       /* CLOCKD_SIGEV_SIGNAL: of the one sent, so far */
 	uint64_t counted;       /* expiries of this arm notified or overrun */
-	bool queued;            /* CLOCKD_SIGEV_SIGNAL: one was sent */
+	bool queued;            /* CLOCKD_SIGEV_SIGNAL: one was sent, not yet
+				 * seen taken */
 	int sigid;              /* its signals' si_timerid */
 };
 
@@ -283,6 +286,8 @@ CLOCKD_EXPORT int clockd_timer_gettime(clockd_timer_t t, struct itimerspec *valu
 	return err ? fail(err) : 0;
 }
 
+static void settle_taken(struct clockd_posix_timer *t);
+
 CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 {
 	int r;
@@ -291,6 +296,8 @@ CLOCKD_EXPORT int clockd_timer_getoverrun(clockd_timer_t t)
 		return fail(EINVAL);
 	if (lib_tlock_lock_sig() < 0)
 		return fail(EAGAIN);
+	if (t->sev.notify == CLOCKD_SIGEV_SIGNAL)
+		settle_taken(t);
 	r = t->overrun;
 	lib_tlock_unlock();
 	return r;
@@ -366,40 +373,54 @@ static void ptimer_note(struct lib_tcore *core, const struct timerrec *r, struct
 	n->count = expiries(t, at, r->overrun);
 	n->expires = at;
 	n->clock = t->base;
-	/* A signal's overrun is settled when it is sent (ptimer_signal). */
+	/* A signal's overrun is settled when it is taken (settle_taken). */
 	if (t->sev.notify != CLOCKD_SIGEV_SIGNAL)
 		t->overrun = n->count - 1 > INT_MAX ? INT_MAX : (int)(n->count - 1);
 }
 
 /*
  * POSIX: at most one signal of a timer is queued; expiries while it is
- * pending are overruns (timer_getoverrun() counts them). The signal is
- * sent as the kernel sends it, si_code SI_TIMER with si_overrun. Whether
- * the last one is still pending is the process's pending set (this
- * delivery thread blocks every signal, so its own set is empty): a signal
- * of the same number from elsewhere pending too counts as ours.
+ * pending are overruns. timer_getoverrun() tells those of the signal
+ * taken last (delivered or accepted), as the kernel's does: not those of
+ * one sent since and still pending, whose overrun is kept apart
+ * (overrun_sent) until it is seen taken. Whether the one sent is still
+ * pending is the process's pending set, read under lib_tlock, where the
+ * reader blocks every signal (sigpending() gives the blocked ones): a
+ * signal of the same number from elsewhere pending too counts as ours.
+ */
+static void settle_taken(struct clockd_posix_timer *t)
+{
+	sigset_t pend;
+
+	sigemptyset(&pend);
+	if (t->queued && !(sigpending(&pend) == 0 && sigismember(&pend, t->sev.signo) == 1)) {
+		t->overrun = t->overrun_sent;
+		t->queued = false;
+	}
+}
+
+/*
+ * The signal is sent as the kernel sends it, si_code SI_TIMER with
+ * si_overrun, under the lock: a handler that takes it at once and asks
+ * timer_getoverrun() waits for the lock and finds it queued, so taken.
  */
 static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 {
 	siginfo_t si;
-	sigset_t pend;
-	bool pending;
 	int over;
 
-	sigemptyset(&pend);
-	pending = sigpending(&pend) == 0 && sigismember(&pend, t->sev.signo) == 1;
 	lib_tlock_lock_fast();
-	if (pending && t->queued) {
-		uint64_t sum = (uint64_t)t->overrun + count;
+	settle_taken(t);
+	if (t->queued) {
+		uint64_t sum = (uint64_t)t->overrun_sent + count;
 
-		t->overrun = sum > INT_MAX ? INT_MAX : (int)sum;
+		t->overrun_sent = sum > INT_MAX ? INT_MAX : (int)sum;
 		lib_tlock_unlock_fast();
 		return;
 	}
 	over = count - 1 > INT_MAX ? INT_MAX : (int)(count - 1);
-	t->overrun = over;
+	t->overrun_sent = over;
 	t->queued = true;
-	lib_tlock_unlock_fast();
 	memset(&si, 0, sizeof(si));
 	si.si_signo = t->sev.signo;
 	si.si_code = SI_TIMER;
@@ -408,6 +429,7 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
 	si.si_timerid = t->sigid;
 	if (syscall(SYS_rt_sigqueueinfo, getpid(), t->sev.signo, &si) != 0)
 		sigqueue(getpid(), t->sev.signo, t->sev.value);
+	lib_tlock_unlock_fast();
 }
 
 /*
