@@ -101,6 +101,9 @@ static int fail_deleting(clockd_timer_t t)
 	return -1;
 }
 
+static const char *client_step; /* where time_client failed */
+static size_t client_samples;    /* and after how many expiries */
+
 /* Time a 1 ms periodic timer on @cpu for @secs: its lateness quantiles
  * (@q: p50, p99, max) in ns. */
 static int time_client(int cpu, int secs, int64_t q[3])
@@ -114,9 +117,12 @@ static int time_client(int cpu, int secs, int64_t q[3])
 	size_t k = 0;
 	int fd;
 
+	client_step = "timer_create";
+	client_samples = 0;
 	if (clockd_timer_create(CLOCKD_MONOTONIC, &sev, &t) < 0)
 		return -1;
 	fd = clockd_timer_fd(t);
+	client_step = "timer_settime";
 	/* EAGAIN: the daemon cannot take it for now (a loaded machine kept
 	 * it from answering the connection in time): try again, as its
 	 * errno says, for up to 10 s. */
@@ -147,8 +153,11 @@ static int time_client(int cpu, int secs, int64_t q[3])
 			continue; /* not yet (clockd_timer_create(3)'s example) */
 		if (r == 0)
 			errno = ETIMEDOUT; /* no expiry for 5 s */
-		if (got != (ssize_t)sizeof(n))
+		if (got != (ssize_t)sizeof(n)) {
+			client_step = r == 0 ? "poll (no expiry for 5 s)" : r < 0 ? "poll" : "read";
+			client_samples = k;
 			return fail_deleting(t);
+		}
 		now = mono_ns();
 		/* The last of the n expiries notified was due at next + (n - 1) ms. */
 		next += (int64_t)(n - 1) * 1000000;
@@ -239,7 +248,9 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 	b0 = daemon_cpu_ns(busy);
 	t0 = mono_ns();
 	if (time_client(cpu, secs, q0) < 0)
-		return fprintf(stderr, "budget: the quiet client failed: %s\n", strerror(errno)), 1;
+		return fprintf(stderr, "budget: the quiet client failed in %s after %zu expiries: %s\n", client_step,
+			       client_samples, strerror(errno)),
+		       1;
 	c1 = daemon_cpu_ns(daemon);
 	b1 = daemon_cpu_ns(busy);
 	t1 = mono_ns();
@@ -257,7 +268,9 @@ static int cmd_cpu(pid_t daemon, int cpu, int secs)
 	b0 = daemon_cpu_ns(busy);
 	t0 = mono_ns();
 	if (time_client(cpu, secs, q1) < 0)
-		return fprintf(stderr, "budget: the flooded client failed: %s\n", strerror(errno)), 1;
+		return fprintf(stderr, "budget: the flooded client failed in %s after %zu expiries: %s\n", client_step,
+			       client_samples, strerror(errno)),
+		       1;
 	c2 = daemon_cpu_ns(daemon) - c0;
 	b2 = daemon_cpu_ns(busy) - b0;
 	t2 = mono_ns() - t0;
