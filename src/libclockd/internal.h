@@ -284,10 +284,6 @@ struct lib_tkind_ops {
 	void (*notify)(struct lib_tcore *core, const struct lib_ptimer_note *n);
 };
 void lib_tkind_register(enum lib_tkind kind, const struct lib_tkind_ops *ops);
-/* The longest lead a daemon may hand an expiry over with (timer_lead_ns,
- * at most 1 ms): a delivery waits no longer than this for its expiry. */
-#define LIB_LEAD_MAX_NS 1000000
-
 /* sleep.c: wait until clockd clock @id reads @target ns, asleep on the
  * kernel's clock throughout (not spinning its last stretch, as
  * clockd_clock_nanosleep does): for a SCHED_OTHER thread, whose spin the

@@ -436,7 +436,7 @@ static void ptimer_signal(struct clockd_posix_timer *t, uint64_t count)
  * The daemon hands ns expiries over up to its lead early (timerrec.h):
  * wait until the arm's clock @base reads @expires, so that nothing is
  * notified before its expiry, but never longer than the longest lead a
- * daemon may have (LIB_LEAD_MAX_NS) and one step of the clock as this
+ * daemon may have (TIMERREC_LEAD_MAX_NS) and one step of the clock as this
  * process reads it (a tick, when it cannot read the counter) of
  * CLOCKD_MONOTONIC: a realtime clock stepped back meanwhile would
  * otherwise hold this delivery thread, and every timer it serves, for
@@ -478,7 +478,7 @@ static void wait_expiry(clockid_t base, int64_t expires)
 	end = now_ns(CLOCKD_MONOTONIC);
 	if (end == INT64_MIN)
 		return;
-	end += LIB_LEAD_MAX_NS;
+	end += TIMERREC_LEAD_MAX_NS;
 	if (clockd_clock_getres(base, &res) == 0 && res.tv_sec == 0)
 		end += res.tv_nsec;
 	for (;;) {

@@ -13,6 +13,7 @@
 #include "shared/config.h"
 #include "shared/simscript.h"
 #include "shared/tickmath.h"
+#include "shared/timerrec.h"
 
 #define FIELD(f) offsetof(struct clockd_config, f), sizeof(((struct clockd_config *)0)->f)
 
@@ -235,9 +236,9 @@ const struct config_key config_table[] = {
 	  0, 0, cpus_validate },
 	{ "timer_priority", CFG_UINT, "30", 0, 99, NULL, FIELD(timer_priority),
 	  "SCHED_FIFO priority of the timer threads (0: SCHED_OTHER; not permitted: SCHED_OTHER, logged)" },
-	{ "timer_lead_ns", CFG_UINT, "30000", 0, 1000000, NULL, FIELD(timer_lead_ns),
+	{ "timer_lead_ns", CFG_UINT, "30000", 0, TIMERREC_LEAD_MAX_NS, NULL, FIELD(timer_lead_ns),
 	  "ns timers of a real-time client are handed to it this early; it spins out the rest" },
-	{ "timer_lead_other_ns", CFG_UINT, "30000", 0, 1000000, NULL, FIELD(timer_lead_other_ns),
+	{ "timer_lead_other_ns", CFG_UINT, "30000", 0, TIMERREC_LEAD_MAX_NS, NULL, FIELD(timer_lead_other_ns),
 	  "ns timers of a SCHED_OTHER client are handed to it this early; it sleeps out the rest" },
 	{ "timer_ring_slots", CFG_UINT, "4096", 64, 65536, NULL, FIELD(timer_ring_slots),
 	  "records in each client ring (submission and delivery, per CPU), a power of two",

@@ -40,7 +40,9 @@
  * so that waking the client overlaps the last stretch; the client must
  * not notify before its clock reads FIRE.expires (libclockd waits for it:
  * a real-time thread spins the end, another sleeps). Jiffies timers have
- * no lead.
+ * no lead. No lead is over TIMERREC_LEAD_MAX_NS: the configured ones are
+ * bounded by it, a raised one too (timers/wakelead.h), and the library
+ * waits no longer than that for an expiry.
  *
  * ARM's clock, flags, expires and period mean what they mean in the
  * control protocol's ARM (shared/ctlproto.h: CTL_CLOCK_*, CTL_ARM_*), and
@@ -126,6 +128,7 @@ void timerrec_fire_fold(struct ring_rec *r, uint64_t expires, uint64_t more);
 void timerrec_void(struct ring_rec *r);
 bool timerrec_voided(const struct ring_rec *r);
 
+#define TIMERREC_LEAD_MAX_NS 1000000u
 #define TIMER_SHM_MAGIC 0x6d6873746d6b6364ull /* "dckmtshm" */
 #define TIMER_SHM_VERSION 1u
 #define TIMER_SHM_HDR 4096u

@@ -31,13 +31,15 @@
 
 #include <stdint.h>
 
+#include "shared/timerrec.h"
+
 #define WAKE_P99_STEP_NS 1000u
 #define WAKE_P99_UP_NS (WAKE_P99_STEP_NS * 99u / 100u)
 #define WAKE_P99_DOWN_NS (WAKE_P99_STEP_NS / 100u)
 #define WAKE_LEAD_MARGIN_NS 25000u
-/* The longest lead (timer_lead_other_ns' bound, and the longest wait for
- * an expiry the library allows, LIB_LEAD_MAX_NS). */
-#define WAKE_LEAD_MAX_NS 1000000u
+/* The longest lead (shared/timerrec.h): timer_lead_other_ns' bound, and
+ * the longest wait for an expiry the library allows. */
+#define WAKE_LEAD_MAX_NS TIMERREC_LEAD_MAX_NS
 
 /* The estimate @est after a timer wake-up @late_ns late. */
 static inline uint64_t wake_p99_update(uint64_t est, uint64_t late_ns)
