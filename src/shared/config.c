@@ -624,6 +624,14 @@ struct load_file {
  * (@last). */
 #define CONFIG_ERRORS_SHOWN 50
 
+/* The load reads nothing more: it has read CONFIG_MAX_FILES, or has
+ * failed with more errors than it shows (an include of binaries, say:
+ * what is left would change neither). */
+static bool load_over(const struct load *ld)
+{
+	return ld->too_many || ld->errors > CONFIG_ERRORS_SHOWN;
+}
+
 static void load_error_at(struct load *ld, const char *path, unsigned line, const char *key, const char *why,
 			  bool last)
 {
@@ -650,23 +658,26 @@ static void file_error(struct load_file *lf, const char *key, const char *why)
 
 /*
  * The next line of @f into @line (@size bytes, NUL-terminated, without its
- * newline), read whole even when it does not fit: 1, 0 at the end of the
+ * newline), read whole even when it does not fit (but not past
+ * CONFIG_MAX_BYTES, where the caller stops): 1, 0 at the end of the
  * file, -1 with why for a line that cannot be used. A line with a NUL byte
  * is refused as such and the count of lines stays right (fgets would have
- * hidden the rest of the line, and its newline, behind the NUL).
+ * hidden the rest of the line, and its newline, behind the NUL). The
+ * bytes read are added to *@bytes.
  */
-static int read_line(FILE *f, char *line, size_t size, char *why, size_t len)
+static int read_line(FILE *f, char *line, size_t size, char *why, size_t len, size_t *bytes)
 {
 	size_t n = 0;
 	bool nul = false;
-	int ch;
+	int ch = EOF;
 
-	while ((ch = getc(f)) != EOF && ch != '\n') {
+	while (n <= CONFIG_MAX_BYTES && (ch = getc(f)) != EOF && ch != '\n') {
 		nul |= ch == '\0';
 		if (n < size - 1)
 			line[n] = (char)ch;
 		n++;
 	}
+	*bytes += n + (ch == '\n');
 	if (ch == EOF && n == 0)
 		return 0;
 	line[n < size - 1 ? n : size - 1] = '\0';
@@ -738,7 +749,7 @@ static void load_include(struct load_file *lf, struct clockd_config *next, char 
 		snprintf(why, sizeof(why), "%s: %s", pattern, r == GLOB_NOSPACE ? "out of memory" : "cannot read a directory");
 		file_error(lf, "include", why);
 	} else {
-		for (size_t i = 0; r == 0 && i < g.gl_pathc && !lf->ld->too_many; i++)
+		for (size_t i = 0; r == 0 && i < g.gl_pathc && !load_over(lf->ld); i++)
 			load_path(lf->ld, next, g.gl_pathv[i], lf->depth + 1, cur, lf->lineno);
 	}
 	if (r != GLOB_NOMATCH)
@@ -807,10 +818,13 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 {
 	struct load_file lf = { .ld = ld, .depth = depth };
 	char line[1024], why[CONFIG_PATH_MAX + 64], **files;
+	size_t bytes = 0;
 	struct stat st;
 	FILE *f;
 	int fd, r;
 
+	if (load_over(ld))
+		return;
 	/* Includes of includes (a pattern matching the file itself and its
 	 * siblings) could name files without end: a bound. */
 	if (ld->nfiles >= CONFIG_MAX_FILES) {
@@ -847,6 +861,9 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 		snprintf(why, sizeof(why), "not a regular file");
 	else if (from && open_already(ld, depth, &st))
 		snprintf(why, sizeof(why), "includes itself (it is being read)");
+	else if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_BYTES)
+		snprintf(why, sizeof(why), "%lld bytes, more than %d: not a configuration file", (long long)st.st_size,
+			 CONFIG_MAX_BYTES);
 	else
 		why[0] = '\0';
 	if (why[0]) {
@@ -864,8 +881,14 @@ static void load_path(struct load *ld, struct clockd_config *next, const char *p
 	}
 	ld->open_dev[depth] = st.st_dev;
 	ld->open_ino[depth] = st.st_ino;
-	while (!ld->too_many && (r = read_line(f, line, sizeof(line), why, sizeof(why))) != 0) {
+	while (!load_over(ld) && (r = read_line(f, line, sizeof(line), why, sizeof(why), &bytes)) != 0) {
 		lf.lineno++;
+		/* A file whose size says nothing (/proc) is bounded too. */
+		if (bytes > CONFIG_MAX_BYTES) {
+			snprintf(why, sizeof(why), "more than %d bytes: not a configuration file", CONFIG_MAX_BYTES);
+			file_error(&lf, NULL, why);
+			break;
+		}
 		if (r < 0)
 			file_error(&lf, NULL, why);
 		else

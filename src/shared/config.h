@@ -42,6 +42,7 @@ enum config_type {
 #define CONFIG_PATH_MAX 4096     /* a file named by include or in confdir */
 #define CONFIG_INCLUDE_DEPTH 8   /* includes within includes */
 #define CONFIG_MAX_FILES 256     /* files read by one load, drop-ins included */
+#define CONFIG_MAX_BYTES 1048576 /* the longest file a load reads */
 
 struct clockd_config {
 	uint32_t hz;                 /* hz */
