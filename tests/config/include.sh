@@ -149,7 +149,8 @@ ok $? "an include of 300 binary files: refused (exit $st), the load stops at its
 head -c 1048577 /dev/zero | tr '\0' '#' >"$T/big.conf"
 printf 'include big.conf\n' >"$T/big-inc.conf"
 run -c "$T/big-inc.conf" -o confdir=off
-[ $st -eq 1 ] && grep -q "^$T/big-inc.conf:1: include: $T/big.conf: 1048577 bytes, more than 1048576: not a configuration file" "$T/err"
+big="$T/big.conf: 1048577 bytes, more than 1048576: not a configuration file"
+[ $st -eq 1 ] && grep -q "^$T/big-inc.conf:1: include: $big" "$T/err"
 ok $? "an included file over 1 MiB is refused, naming its size"
 
 printf 'hz = 250\nhz = 300\n' >"$T/twice.conf"

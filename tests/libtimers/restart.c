@@ -335,8 +335,8 @@ static void part1(int total)
 		sum.pending_at_kill += r.pending_at_kill;
 	}
 	tap_ok(sum.armed == (uint64_t)total && sum.pending_at_kill == (uint64_t)total,
-	       "%d clients armed %llu of %d timers, %llu pending (or, one-shots, run already)", CLIENTS, (unsigned long long)sum.armed, total,
-	       (unsigned long long)sum.pending_at_kill);
+	       "%d clients armed %llu of %d timers, %llu pending (or, one-shots, run already)", CLIENTS,
+	       (unsigned long long)sum.armed, total, (unsigned long long)sum.pending_at_kill);
 	/* The kill 0.8 s after the arming began: the periodic timers run by
 	 * then, and one-shots due from 1 s on expire while no daemon runs. */
 	if (td_now() < t0 + stretch * 800000000)
