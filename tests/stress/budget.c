@@ -28,10 +28,11 @@
  *   budget mem SOCKET CLIENTS
  * One user's CLIENTS clients each say HELLO and arm every timer id their
  * HELLO_ACK gives them (one-shot, an hour away), over the socket. Prints
- * "hello H edquot D timers T beyond_refused B": the clients served, those
- * refused with EDQUOT, the timers armed in all (at most 100 a client),
- * and the clients whose ARM of the first id past their ids was refused.
- * Then holds on until killed.
+ * "hello H edquot D timers T beyond_refused B in S s": the clients served,
+ * those refused with EDQUOT, the timers armed in all (at most 100 a
+ * client), the clients whose ARM of the first id past their ids was
+ * refused, and how long it took. Then holds on until killed. A step with
+ * no reply in 30 s ends it with status 1, the step said on stderr.
  */
 #include <errno.h>
 #include <poll.h>
@@ -429,30 +430,66 @@ static int cmd_saturate(pid_t daemon, int ncpus, int secs)
 	return 0;
 }
 
+/* The kernel's CLOCK_MONOTONIC: mem times itself whether or not the
+ * daemon serves. */
+static int64_t kernel_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* mem's failure: the client, what it was doing and how it failed, for
+ * the test's line (stderr). */
+static int mem_failed(int client, const char *step, const char *how, int64_t t0)
+{
+	fprintf(stderr, "client %d: %s: %s after %.1f s\n", client, step, how, (double)(kernel_ns() - t0) / 1e9);
+	return 1;
+}
+
+/* Send @m on @fd and take its reply within 30 s: NULL, or how it failed. */
+static const char *mem_ask(int fd, struct ctl_msg *m, int *fds, unsigned *nfds)
+{
+	static char how[128];
+	int r;
+
+	if (ctlraw_send(fd, m, 0) < 0) {
+		snprintf(how, sizeof(how), "send: %s", strerror(errno));
+		return how;
+	}
+	r = ctlraw_recv(fd, 30000, m, fds, nfds);
+	return r == 1 ? NULL : r == 0 ? "the daemon closed the connection" : "no reply (or not one that decodes) in 30 s";
+}
+
 static int cmd_mem(const char *path, int clients)
 {
 	int fds[CTLRAW_MAXFDS], hello = 0, edquot = 0, beyond = 0;
 	unsigned long long timers = 0;
+	int64_t t0 = kernel_ns();
 
+	/* A line at a time: what was done shows even if a step never ends. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < clients; i++) {
 		int fd = ctlraw_connect(path);
 		unsigned nfds = 0;
 		struct ctl_msg m;
+		const char *how;
 		uint32_t quota;
 
 		if (fd < 0)
-			return 1;
+			return mem_failed(i, "connect", strerror(errno), t0);
 		ctl_msg_init(&m, CTL_HELLO, 1);
 		m.u.hello.min_version = m.u.hello.max_version = CTL_VERSION;
-		if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, fds, &nfds) != 1)
-			return 1;
+		if ((how = mem_ask(fd, &m, fds, &nfds)))
+			return mem_failed(i, "HELLO", how, t0);
 		if (m.type == CTL_ERROR && m.u.error.errno_code == EDQUOT) {
 			edquot++;
 			close(fd);
 			continue;
 		}
 		if (m.type != CTL_HELLO_ACK)
-			return 1;
+			return mem_failed(i, "HELLO", "a reply not HELLO_ACK", t0);
 		hello++;
 		quota = m.u.hello_ack.max_timers;
 		/* Over the socket, at the message rate: a few ids are enough to
@@ -462,8 +499,8 @@ static int cmd_mem(const char *path, int clients)
 			m.u.arm.timer_id = id;
 			m.u.arm.clock = CTL_CLOCK_MONOTONIC;
 			m.u.arm.expires = 3600ull * NSEC_PER_SEC;
-			if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, NULL, NULL) != 1)
-				return 1;
+			if ((how = mem_ask(fd, &m, NULL, NULL)))
+				return mem_failed(i, "an ARM", how, t0);
 			timers += m.type == CTL_OK;
 		}
 		/* One id past its ids: refused. */
@@ -471,14 +508,14 @@ static int cmd_mem(const char *path, int clients)
 		m.u.arm.timer_id = quota;
 		m.u.arm.clock = CTL_CLOCK_MONOTONIC;
 		m.u.arm.expires = 3600ull * NSEC_PER_SEC;
-		if (ctlraw_send(fd, &m, 0) < 0 || ctlraw_recv(fd, 5000, &m, NULL, NULL) != 1)
-			return 1;
+		if ((how = mem_ask(fd, &m, NULL, NULL)))
+			return mem_failed(i, "the ARM past its ids", how, t0);
 		beyond += m.type == CTL_ERROR;
 		printf("client %d quota %u\n", i, quota);
 		/* held open: the fd stays until exit */
 	}
-	printf("hello %d edquot %d timers %llu beyond_refused %d\n", hello, edquot, timers, beyond);
-	fflush(stdout);
+	printf("hello %d edquot %d timers %llu beyond_refused %d in %.1f s\n", hello, edquot, timers, beyond,
+	       (double)(kernel_ns() - t0) / 1e9);
 	pause();
 	return 0;
 }
