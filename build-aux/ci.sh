@@ -8,7 +8,8 @@
 #   build-aux/ci.sh test   install what is missing, then the whole suite:
 #                          -Werror build (and the benchmarks' programs,
 #                          not run) + make check, the TSan variant +
-#                          make check-tsan, cppcheck, 20 s of each fuzzer,
+#                          make check-tsan, cppcheck, the fuzzers (30 s,
+#                          side by side: 20 s of a CPU each),
 #                          make distcheck with its build under ASan/UBSan
 #                          (the whole suite again, from the tarball),
 #                          the Debian packages (build-aux/deb.sh: built as
@@ -156,8 +157,8 @@ test)
 	fi
 	stage "cppcheck (build-aux/cppcheck.sh)"
 	build-aux/cppcheck.sh
-	stage "fuzzing, 20 s per harness (tests/fuzz/run.sh)"
-	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 20
+	stage "fuzzing, the three harnesses side by side for 30 s (tests/fuzz/run.sh)"
+	FUZZ_OUT=$top/build/fuzz tests/fuzz/run.sh 30
 	# The tarball's own build is the ASan + UBSan one: the whole suite
 	# runs under the sanitizers from a read-only source tree, once.
 	stage "make distcheck, its build under ASan + UBSan (make check again)"

@@ -1,13 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Build the libFuzzer harnesses (clang-14, ASan + UBSan) and run each for a
-# bounded time on a scratch copy of its seed corpus. Not part of make check
-# (it needs clang-14 and takes minutes); CI runs it (build-aux/ci.sh).
+# Build the libFuzzer harnesses (clang-14, ASan + UBSan), then run them
+# side by side, each for a bounded time on a scratch copy of its seed
+# corpus. Not part of make check (it needs clang-14 and takes minutes); CI
+# runs it (build-aux/ci.sh).
 #
 #   tests/fuzz/run.sh [SECONDS [HARNESS...]]
 #
-# SECONDS per harness (default 20; FUZZ_RUNS=N runs N inputs instead, for a
-# long run: FUZZ_RUNS=10000000 tests/fuzz/run.sh). HARNESS: ctlproto,
+# SECONDS of each harness, all at once (default 20: with the three on two
+# CPUs, 13 s of a CPU each; FUZZ_RUNS=N runs N inputs instead, for a long
+# run: FUZZ_RUNS=10000000 tests/fuzz/run.sh). HARNESS: ctlproto,
 # config, page (default: all). Work files go to $FUZZ_OUT (default
 # $TMPDIR/clockd-fuzz). Exits non-zero when a harness finds a
 # crash, a sanitizer report, a leak or a timeout; the input that did it is
@@ -52,22 +54,36 @@ options() {
 	esac
 }
 
-status=0
 for h in $harnesses; do
 	# shellcheck disable=SC2046,SC2086
 	$CC $flags $(sources "$h") -o "$out/$h-fuzz" -lpthread
 	rm -rf "$out/$h-corpus"
 	mkdir -p "$out/$h-corpus"
-	if [ -n "${FUZZ_RUNS:-}" ]; then
-		limit="-runs=$FUZZ_RUNS"
-	else
-		limit="-max_total_time=$secs"
-	fi
+done
+if [ -n "${FUZZ_RUNS:-}" ]; then
+	limit="-runs=$FUZZ_RUNS"
+else
+	limit="-max_total_time=$secs"
+fi
+
+# All at once, each in the background; their results in order after.
+pids=
+for h in $harnesses; do
 	echo "== fuzz $h ($limit)"
 	# shellcheck disable=SC2046
-	if (cd "$out" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		"./$h-fuzz" $(options "$h") "$limit" -print_final_stats=1 \
-		"$h-corpus" "$top/tests/fuzz/$h-corpus" 2>"$h.log"); then
+	(cd "$out" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		exec "./$h-fuzz" $(options "$h") "$limit" -print_final_stats=1 \
+		"$h-corpus" "$top/tests/fuzz/$h-corpus" 2>"$h.log") &
+	pids="$pids $!"
+done
+status=0
+for h in $harnesses; do
+	# shellcheck disable=SC2086 # process ids
+	set -- $pids
+	p=$1
+	shift
+	pids=$*
+	if wait "$p"; then
 		grep -E '^stat::number_of_executed_units|^Done' "$out/$h.log" | sed "s/^/$h: /"
 	else
 		tail -n 40 "$out/$h.log"
