@@ -20,10 +20,13 @@
  * overrun counts as delivered, as a timerfd's count does). The daemon's
  * own cost with no timer (its tick: HZ wake-ups a second whatever the
  * timers) is measured before each repetition and shown apart: "clockd
- * beyond it" is what the timers add. Each phase starts 1 s after the
- * first expiry when the timers offer more than 50 000 expiries a second,
- * so that a budget past which the daemon folds expiries into overruns is
- * measured in its steady state, not in its first turn.
+ * beyond it" is what the timers add; the summary gives the tick alone
+ * per expiry as a ratio to a timerfd, the part of clockd/timerfd that no
+ * timer work can remove while the daemon ticks at HZ. Each phase starts
+ * 1 s after the first expiry when the timers offer more than 50 000
+ * expiries a second, so that a budget past which the daemon folds
+ * expiries into overruns is measured in its steady state, not in its
+ * first turn.
  *
  * usage: bench-expiry DAEMON_PID [-r REPS] [-s SECONDS] [-n N,N,...] [-p MS,MS,...]
  * Prints a line per configuration and repetition, then the median ratio
@@ -393,7 +396,9 @@ int main(int argc, char **argv)
 {
 	long ns[MAX_CONF] = { 1, 100, 10000 }, ps[MAX_CONF] = { 1, 10 };
 	int nn = 3, np = 2, reps = 5, c;
-	double ratio[4][MAX_REPS]; /* clockd/timerfd, clockd/posix, relay/timerfd, clockd/relay */
+	/* clockd/timerfd, clockd/posix, relay/timerfd, clockd/relay, and the
+	 * daemon's tick alone (its idle CPU) per expiry against a timerfd */
+	double ratio[5][MAX_REPS];
 	sigset_t set;
 
 	if (argc < 2) {
@@ -444,6 +449,8 @@ int main(int argc, char **argv)
 				ratio[1][nv] = cpu[S_POSIX] > 0 ? cpu[S_CLOCKD] / cpu[S_POSIX] : 0;
 				ratio[2][nv] = cpu[S_TIMERFD] > 0 ? cpu[S_RELAY] / cpu[S_TIMERFD] : 0;
 				ratio[3][nv] = cpu[S_RELAY] > 0 ? cpu[S_CLOCKD] / cpu[S_RELAY] : 0;
+				ratio[4][nv] = cpu[S_TIMERFD] > 0 ?
+						       idle_rate * (double)period / 1e9 / n / cpu[S_TIMERFD] : 0;
 				printf("%5d timers @ %2ld ms rep %d: us/expiry", n, ps[pi], r + 1);
 				for (int s = 0; s < S_N; s++)
 					printf(" %s %.2f (%.0f%%)", side_name[s], cpu[s] / 1e3, del[s]);
@@ -460,12 +467,14 @@ int main(int argc, char **argv)
 				printf("%5d timers @ %2ld ms: every repetition disturbed\n", n, ps[pi]);
 				continue;
 			}
-			for (int k = 0; k < 4; k++)
+			for (int k = 0; k < 5; k++)
 				qsort(ratio[k], (size_t)nv, sizeof(double), cmpd);
 			printf("%5d timers @ %2ld ms: median clockd/timerfd %.2fx (range %.2f-%.2f, %d repetitions, "
-			       "target %s), clockd/posix %.2fx; floor relay/timerfd %.2fx, clockd/relay %.2fx\n",
+			       "target %s), clockd/posix %.2fx; floor relay/timerfd %.2fx, clockd/relay %.2fx; "
+			       "the tick alone %.2fx timerfd\n",
 			       n, ps[pi], ratio[0][nv / 2], ratio[0][0], ratio[0][nv - 1], nv,
-			       n >= 10000 ? "<= 2x" : "<= 1.0x", ratio[1][nv / 2], ratio[2][nv / 2], ratio[3][nv / 2]);
+			       n >= 10000 ? "<= 2x" : "<= 1.0x", ratio[1][nv / 2], ratio[2][nv / 2], ratio[3][nv / 2],
+			       ratio[4][nv / 2]);
 		}
 	}
 	return 0;
