@@ -23,11 +23,14 @@ if ! serving; then
 	finish
 fi
 mkfifo "$T/fifo"
-"$HOLD" "$T/control" 200 <"$T/fifo" >"$T/held" &
+# Counted once at most 64 are held (at most 10 s): the daemon may take
+# its queue of connections late (loaded, or pausing while it has no
+# descriptor to spare).
+"$HOLD" "$T/control" 200 64 <"$T/fifo" >"$T/held" &
 hold=$!
 exec 3>"$T/fifo"
 i=0
-while [ ! -s "$T/held" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$T/held" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
 echo "# holdconn: $(cat "$T/held")"
 t0=$(ticks)
 sleep 2

@@ -1,31 +1,70 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * For tests/stress/exhaust.sh: connect COUNT times to the control socket
- * PATH and hold every connection open until stdin reaches end of file.
- * Prints "connected N refused M errno E closed K" once all attempts are
- * made: N connects succeeded, M failed (E: the first failure's errno, 0 if
- * none), and K of the N were answered or closed by the daemon within
- * 300 ms (a client beyond its limits gets an ERROR and a close; one it
+ * For tests/stress/exhaust.sh and peruser.sh: connect COUNT times to the
+ * control socket PATH and hold every connection open until stdin reaches
+ * end of file. Prints "connected N refused M errno E closed K" once all
+ * attempts are made: N connects succeeded, M failed (E: the first
+ * failure's errno, 0 if none), and K of the N were answered or closed by
+ * the daemon (a client beyond its limits gets an ERROR and a close; one it
  * keeps hears nothing, as these say nothing).
+ *
+ *   holdconn PATH COUNT [HELD]
+ *
+ * K is counted 300 ms after the last attempt; with HELD, once at most HELD
+ * of the N are still open (or 10 s have passed), and again 300 ms later,
+ * so that a closing beyond HELD shows too. A connect succeeds when the
+ * connection is queued on the daemon's listening socket, before it takes
+ * it: a daemon slow to take its queue (a loaded machine, or one out of
+ * descriptors, which pauses accepting for up to a second) answers later
+ * than 300 ms.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#define HOLD_WAIT_NS 10000000000LL
+
+static int count_closed(const int *fds, int n)
+{
+	int closed = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+
+		closed += poll(&p, 1, 0) == 1;
+	}
+	return closed;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int count, connected = 0, refused = 0, first_err = 0, closed = 0;
+	int count, connected = 0, refused = 0, first_err = 0, closed, held = -1;
+	int64_t until;
 	int *fds;
 	char c;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: holdconn PATH COUNT\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: holdconn PATH COUNT [HELD]\n");
+		return 2;
+	}
+	if (argc == 4 && (held = atoi(argv[3])) < 0) {
+		fprintf(stderr, "holdconn: HELD must be 0 or more\n");
 		return 2;
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
@@ -47,11 +86,16 @@ int main(int argc, char **argv)
 		}
 		fds[connected++] = fd;
 	}
+	until = now_ns() + HOLD_WAIT_NS;
 	usleep(300000);
-	for (int i = 0; i < connected; i++) {
-		struct pollfd p = { .fd = fds[i], .events = POLLIN };
-
-		closed += poll(&p, 1, 0) == 1;
+	closed = count_closed(fds, connected);
+	if (held >= 0) {
+		while (connected - closed > held && now_ns() < until) {
+			usleep(100000);
+			closed = count_closed(fds, connected);
+		}
+		usleep(300000);
+		closed = count_closed(fds, connected);
 	}
 	printf("connected %d refused %d errno %d closed %d\n", connected, refused, first_err, closed);
 	fflush(stdout);

@@ -22,19 +22,23 @@ if ! serving; then
 	finish
 fi
 
-# hold NAME COUNT [as_nobody]: holdconn in the background, its pid in $h,
-# its report in $T/NAME once written (10 s)
+# hold NAME COUNT HELD [PREFIX...]: holdconn (run by PREFIX) in the
+# background, its pid in $h, its report in $T/NAME once at most HELD of
+# its connections are open (at most 10 s: the daemon may answer late on a
+# loaded machine) and 300 ms more, so that one closed beyond HELD shows
 hold() {
-	mkfifo "$T/$1.fifo"
-	${3:-} "$HOLD" "$T/control" "$2" <"$T/$1.fifo" >"$T/$1" &
+	hold_name=$1 hold_count=$2 hold_held=$3
+	shift 3
+	mkfifo "$T/$hold_name.fifo"
+	"$@" "$HOLD" "$T/control" "$hold_count" "$hold_held" <"$T/$hold_name.fifo" >"$T/$hold_name" &
 	h=$!
-	exec 3>"$T/$1.fifo"
+	exec 3>"$T/$hold_name.fifo"
 	i=0
-	while [ ! -s "$T/$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	echo "# holdconn $1: $(cat "$T/$1")"
+	while [ ! -s "$T/$hold_name" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+	echo "# holdconn $hold_name: $(cat "$T/$hold_name")"
 }
 
-hold nobody 6 as_nobody
+hold nobody 6 3 as_nobody
 hold=$h
 exec 4>&3 3>&-
 read -r _ conn _ _ _ _ _ closed <"$T/nobody"
@@ -47,14 +51,14 @@ echo "$out" | sed 's/^/# clockctl as nobody: /'
 ok $? "nobody's next client is refused, and told why (status $st)"
 "$CLOCKCTL" timers >/dev/null 2>&1
 ok $? "root's client is still served"
-hold root 6
+hold root 6 3
 hold2=$h
 exec 5>&3 3>&-
 read -r _ conn _ _ _ _ _ closed <"$T/root"
 [ "${conn:-0}" -eq 6 ] && [ "${closed:-0}" -eq 3 ]
 ok $? "root's 6 connections: 3 kept, 3 closed, as any user's (connected ${conn:-?}, closed ${closed:-?})"
 # A user with no name, in nobody's group for the socket.
-hold third 6 "setpriv --reuid=54321 --regid=$NOBODY_GID --clear-groups"
+hold third 6 2 setpriv --reuid=54321 --regid="$NOBODY_GID" --clear-groups
 read -r _ conn _ _ _ _ _ closed <"$T/third"
 [ "${conn:-0}" -eq 6 ] && [ "${closed:-0}" -eq 4 ]
 ok $? "a third user gets the 2 places left of max_clients 8 (connected ${conn:-?}, closed ${closed:-?})"
