@@ -49,6 +49,7 @@
 #include <clockd/clockd.h>
 #include "shared/ctlproto.h"
 #include "tests/ctlraw.h"
+#include "tests/util.h"
 
 #define NSEC_PER_SEC 1000000000LL
 #define ATTACK_TIMERS 1000
@@ -430,21 +431,11 @@ static int cmd_saturate(pid_t daemon, int ncpus, int secs)
 	return 0;
 }
 
-/* The kernel's CLOCK_MONOTONIC: mem times itself whether or not the
- * daemon serves. */
-static int64_t kernel_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 /* mem's failure: the client, what it was doing and how it failed, for
  * the test's line (stderr). */
 static int mem_failed(int client, const char *step, const char *how, int64_t t0)
 {
-	fprintf(stderr, "client %d: %s: %s after %.1f s\n", client, step, how, (double)(kernel_ns() - t0) / 1e9);
+	fprintf(stderr, "client %d: %s: %s after %.1f s\n", client, step, how, (double)(tu_mono_ns() - t0) / 1e9);
 	return 1;
 }
 
@@ -466,7 +457,7 @@ static int cmd_mem(const char *path, int clients)
 {
 	int fds[CTLRAW_MAXFDS], hello = 0, edquot = 0, beyond = 0;
 	unsigned long long timers = 0;
-	int64_t t0 = kernel_ns();
+	int64_t t0 = tu_mono_ns(); /* the kernel's clock: no daemon needed */
 
 	/* A line at a time: what was done shows even if a step never ends. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -515,7 +506,7 @@ static int cmd_mem(const char *path, int clients)
 		/* held open: the fd stays until exit */
 	}
 	printf("hello %d edquot %d timers %llu beyond_refused %d in %.1f s\n", hello, edquot, timers, beyond,
-	       (double)(kernel_ns() - t0) / 1e9);
+	       (double)(tu_mono_ns() - t0) / 1e9);
 	pause();
 	return 0;
 }

@@ -20,14 +20,14 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "tests/util.h"
 
 #define HOLD_WAIT_NS 10000000000LL
 
@@ -41,14 +41,6 @@ static int count_closed(const int *fds, int n)
 		closed += poll(&p, 1, 0) == 1;
 	}
 	return closed;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -86,11 +78,11 @@ int main(int argc, char **argv)
 		}
 		fds[connected++] = fd;
 	}
-	until = now_ns() + HOLD_WAIT_NS;
+	until = tu_mono_ns() + HOLD_WAIT_NS;
 	usleep(300000);
 	closed = count_closed(fds, connected);
 	if (held >= 0) {
-		while (connected - closed > held && now_ns() < until) {
+		while (connected - closed > held && tu_mono_ns() < until) {
 			usleep(100000);
 			closed = count_closed(fds, connected);
 		}
