@@ -58,6 +58,8 @@ echo "# $out"
 err=$(tr '\n' ' ' <"$T/cpu.err")
 [ -z "$err" ] || echo "# $err"
 ok $st "a well-behaved 1 ms timer kept firing, quiet and beside two clients of 1000 1-us timers${err:+ ($err)}"
+# A failure's daemon side: its log, before $T goes.
+[ "$st" -eq 0 ] || show_log "$T/log" | tail -n 30
 set -- $out
 # cpu_quiet Q cpu_flood F p50_quiet .. ratio R expiries E overruns O
 flood=${4:-999}
